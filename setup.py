@@ -1,0 +1,30 @@
+"""Install rnea_ros as an ament_python package (colcon) or with pip."""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = 'rnea_ros'
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test', 'benchmarks']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
+        ('share/' + package_name + '/config', glob('config/*.yaml')),
+    ],
+    install_requires=['setuptools', 'numpy', 'numba', 'urdfdom-py', 'PyYAML'],
+    zip_safe=True,
+    maintainer='rnea_ros developers',
+    maintainer_email='rnea-ros@example.org',
+    description='Recursive Newton-Euler robot dynamics and effort commands for ROS 2.',
+    license='Apache-2.0',
+    tests_require=['pytest'],
+    entry_points={
+        'console_scripts': [
+            'rnea-ros = rnea_ros.cli:main',
+        ],
+    },
+)
