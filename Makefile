@@ -1,0 +1,34 @@
+# rnea_ros: `make demo` sets up and runs the main job, `make test` the whole test suite.
+# Both create a local virtual environment (.venv) with pinned versions from PyPI if missing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
+export RMW_IMPLEMENTATION ?= rmw_fastrtps_cpp
+
+.PHONY: venv test lint demo bench clean
+
+$(STAMP): requirements.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements.txt
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+lint: venv
+	$(BIN)/python -m pytest -q test/test_flake8.py test/test_pep257.py
+
+test: venv
+	$(BIN)/python -m pytest -q test
+
+demo: venv
+	$(BIN)/python -m rnea_ros.demo --out out/demo
+
+bench: venv
+	$(BIN)/python benchmarks/bench_inverse_dynamics.py
+	$(BIN)/python benchmarks/bench_node.py
+
+clean:
+	rm -rf $(VENV) build install log out .pytest_cache
