@@ -1,0 +1,392 @@
+"""MuJoCo simulator node: a simulated robot with the interface of a ros2_control effort robot.
+
+Publishes ``/joint_states`` (position, velocity, applied effort) and ``/clock`` every physics
+step and applies the efforts received on ``/effort_controller/commands``
+(std_msgs/Float64MultiArray in the order of parameter ``joints``). Run it with
+``ros2 run rnea_ros mujoco_sim`` or ``python -m rnea_ros.mujoco_sim``.
+"""
+import os
+import sys
+import time
+
+import numpy as np
+import rclpy
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.parameter import Parameter
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+
+from rnea_ros.mujoco_model import (build_mujoco_model, check_efforts,
+                                   default_initial_positions, Simulation, urdf_joints)
+
+PARAMETERS = (
+    # name, default, type, description
+    ('robot_description', '', ParameterType.PARAMETER_STRING,
+     'URDF XML; when empty, urdf_file or the robot_description topic is used'),
+    ('urdf_file', '', ParameterType.PARAMETER_STRING, 'path of a URDF file'),
+    ('robot_description_topic', '/robot_description', ParameterType.PARAMETER_STRING,
+     'topic (transient_local) to read the URDF from when neither parameter is set'),
+    ('joints', [], ParameterType.PARAMETER_STRING_ARRAY,
+     'command order of the effort commands; empty: all moving URDF joints in URDF order'),
+    ('initial_positions', [], ParameterType.PARAMETER_DOUBLE_ARRAY,
+     'initial joint positions in the order of joints (rad or m); empty: 0, or mid-range '
+     'for joints whose limits exclude 0'),
+    ('physics_rate', 1000.0, ParameterType.PARAMETER_DOUBLE,
+     'physics steps per second of simulated time (Hz); joint_states and clock go out every step'),
+    ('real_time_factor', 1.0, ParameterType.PARAMETER_DOUBLE,
+     'simulated seconds per wall second in free-running mode; 0 runs as fast as possible'),
+    ('lock_step', False, ParameterType.PARAMETER_BOOL,
+     'each step waits for the command that answers the last joint state (deterministic runs)'),
+    ('lock_step_timeout', 0.5, ParameterType.PARAMETER_DOUBLE,
+     'wall seconds a lock-step waits for the answering command before stepping anyway'),
+    ('wait_for_first_command', False, ParameterType.PARAMETER_BOOL,
+     'hold the initial state (time frozen) until the first effort command arrives'),
+    ('command_topic', '/effort_controller/commands', ParameterType.PARAMETER_STRING,
+     'std_msgs/Float64MultiArray effort commands in the order of joints (N or N m)'),
+    ('joint_states_topic', '/joint_states', ParameterType.PARAMETER_STRING,
+     'sensor_msgs/JointState output'),
+    ('publish_clock', True, ParameterType.PARAMETER_BOOL, 'publish /clock with simulated time'),
+    ('command_timeout', 0.1, ParameterType.PARAMETER_DOUBLE,
+     'a command older than this (simulated seconds) is dropped to zero effort'),
+    ('clamp_efforts', True, ParameterType.PARAMETER_BOOL,
+     'clamp commands to the URDF effort limits'),
+    ('gravity', [0.0, 0.0, -9.81], ParameterType.PARAMETER_DOUBLE_ARRAY,
+     'gravity in the world frame (m/s^2)'),
+    ('urdf_dynamics', False, ParameterType.PARAMETER_BOOL,
+     'keep URDF joint damping and friction (default: zero)'),
+    ('armature', 0.0, ParameterType.PARAMETER_DOUBLE, 'rotor inertia added to every joint'),
+    ('collisions', False, ParameterType.PARAMETER_BOOL,
+     'enable contacts between the robot geometries'),
+    ('mimic_constraints', False, ParameterType.PARAMETER_BOOL,
+     'couple mimic joints with equality constraints (default: every joint driven alone)'),
+    ('integrator', 'euler', ParameterType.PARAMETER_STRING,
+     'MuJoCo integrator: euler, rk4, implicit or implicitfast'),
+    ('duration', 0.0, ParameterType.PARAMETER_DOUBLE,
+     'stop after this many simulated seconds; 0 runs until shut down'),
+    ('record_file', '', ParameterType.PARAMETER_STRING,
+     'write every step (time, positions, velocities, efforts, command age) to this .npz file'),
+)
+
+
+EMPTY_ARRAY_TYPES = {
+    ParameterType.PARAMETER_STRING_ARRAY: Parameter.Type.STRING_ARRAY,
+    ParameterType.PARAMETER_DOUBLE_ARRAY: Parameter.Type.DOUBLE_ARRAY,
+    ParameterType.PARAMETER_INTEGER_ARRAY: Parameter.Type.INTEGER_ARRAY,
+    ParameterType.PARAMETER_BOOL_ARRAY: Parameter.Type.BOOL_ARRAY,
+}
+
+
+def declare_parameters(node, table):
+    """Declare (name, default, type, description) rows with descriptors on ``node``.
+
+    An empty-list default cannot carry its element type in rclpy, so such a parameter is
+    declared with its type only; :func:`parameter_value` reads it as an empty list until set.
+    """
+    for name, default, kind, description in table:
+        descriptor = ParameterDescriptor(name=name, type=kind, description=description)
+        if isinstance(default, list) and not default:
+            node.declare_parameter(name, EMPTY_ARRAY_TYPES[kind], descriptor)
+        else:
+            node.declare_parameter(name, default, descriptor)
+
+
+def parameter_value(node, name):
+    """Return a parameter's value; a typed parameter that was never set reads as []."""
+    try:
+        return node.get_parameter(name).value
+    except ParameterUninitializedException:
+        return []
+
+
+def seconds_to_time_msg(seconds, msg_type):
+    """Fill a builtin_interfaces/Time-like message from seconds."""
+    nanoseconds = int(round(seconds * 1e9))
+    msg = msg_type()
+    msg.sec, msg.nanosec = divmod(nanoseconds, 1000000000)
+    return msg
+
+
+class StepRecorder:
+    """Collect one row per physics step and write them to an .npz file."""
+
+    def __init__(self, joint_names, command_joints):
+        """Start an empty record for the given joint orders."""
+        self.joint_names = list(joint_names)
+        self.command_joints = list(command_joints)
+        self.rows = {key: [] for key in ('time', 'position', 'velocity', 'effort',
+                                         'command_age', 'wall_time')}
+
+    def add(self, simulation, wall_time):
+        """Append the simulation's current state."""
+        self.rows['time'].append(simulation.time)
+        self.rows['position'].append(simulation.positions)
+        self.rows['velocity'].append(simulation.velocities)
+        self.rows['effort'].append(simulation.efforts)
+        self.rows['command_age'].append(simulation.command_age)
+        self.rows['wall_time'].append(wall_time)
+
+    def save(self, path, **extra):
+        """Write the record (and extra scalar statistics) to ``path``."""
+        folder = os.path.dirname(os.path.abspath(path))
+        os.makedirs(folder, exist_ok=True)
+        arrays = {key: np.array(value) for key, value in self.rows.items()}
+        np.savez(path, joint_names=np.array(self.joint_names),
+                 command_joints=np.array(self.command_joints), **arrays, **extra)
+
+
+class MujocoSimNode(Node):
+    """ROS 2 node that owns a :class:`Simulation` and its topics."""
+
+    def __init__(self, **kwargs):
+        """Declare parameters and start waiting for a robot description."""
+        super().__init__('mujoco_sim', **kwargs)
+        declare_parameters(self, PARAMETERS)
+        self.simulation = None
+        self.recorder = None
+        self.commands_received = 0
+        self.commands_rejected = 0
+        self.lock_step_timeouts = 0
+        self.overruns = 0
+        qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        self.state_publisher = self.create_publisher(
+            JointState, self.param('joint_states_topic'), qos)
+        self.clock_publisher = (self.create_publisher(Clock, '/clock', qos)
+                                if self.param('publish_clock') else None)
+        self.create_subscription(Float64MultiArray, self.param('command_topic'),
+                                 self.on_command, qos)
+        self.description_subscription = None
+        urdf = self.param('robot_description')
+        if not urdf and self.param('urdf_file'):
+            with open(self.param('urdf_file')) as stream:
+                urdf = stream.read()
+        if urdf:
+            self.load_robot(urdf, os.path.dirname(os.path.abspath(self.param('urdf_file')))
+                            if self.param('urdf_file') else None)
+        else:
+            latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                                 durability=DurabilityPolicy.TRANSIENT_LOCAL)
+            self.description_subscription = self.create_subscription(
+                String, self.param('robot_description_topic'), self.on_description, latched)
+            self.get_logger().info('waiting for the URDF on {}'.format(
+                self.param('robot_description_topic')))
+
+    def param(self, name):
+        """Return a parameter's value."""
+        return parameter_value(self, name)
+
+    def on_description(self, msg):
+        """Build the simulation from the first valid robot description received."""
+        if self.simulation is not None:
+            self.get_logger().warn(
+                'new robot description ignored: restart the simulator to change the robot',
+                once=True)
+            return
+        try:
+            self.load_robot(msg.data, None)
+        except ValueError as error:
+            self.get_logger().error('cannot simulate this robot description: {}'.format(error))
+
+    def load_robot(self, urdf, base_dir):
+        """Build the MuJoCo model and the simulation from URDF text (ValueError if bad)."""
+        joints = urdf_joints(urdf)
+        names = [joint.name for joint in joints]
+        command_joints = list(self.param('joints')) or names
+        unknown = sorted(set(command_joints) - set(names))
+        if unknown:
+            raise ValueError('parameter joints names joints the URDF lacks: {}'.format(unknown))
+        model = build_mujoco_model(
+            urdf, base_dir=base_dir, timestep=1.0 / self.param('physics_rate'),
+            gravity=self.param('gravity'), urdf_dynamics=self.param('urdf_dynamics'),
+            armature=self.param('armature'), collisions=self.param('collisions'),
+            mimic_constraints=self.param('mimic_constraints'),
+            integrator=self.param('integrator'))
+        by_name = {joint.name: joint for joint in joints}
+        limits = ([by_name[name].effort_limit for name in command_joints]
+                  if self.param('clamp_efforts') else None)
+        simulation = Simulation(model, names, command_joints,
+                                self.param('command_timeout'), limits)
+        positions = default_initial_positions(joints)
+        initial = list(self.param('initial_positions'))
+        if initial:
+            values = check_efforts(initial, len(command_joints), 'initial_positions')
+            for name, value in zip(command_joints, values):
+                positions[names.index(name)] = value
+        simulation.set_state(positions)
+        self.simulation = simulation
+        if self.param('record_file'):
+            self.recorder = StepRecorder(names, command_joints)
+        self.get_logger().info(
+            'simulating {} joints at {:g} Hz ({} mode); commands on {} in order {}'.format(
+                len(names), self.param('physics_rate'),
+                'lock-step' if self.param('lock_step') else 'free-running',
+                self.param('command_topic'), command_joints))
+
+    def on_command(self, msg):
+        """Store a valid effort command; reject (and log) a malformed one."""
+        if self.simulation is None:
+            return
+        try:
+            self.simulation.set_command(msg.data)
+        except ValueError as error:
+            self.commands_rejected += 1
+            self.get_logger().error('command rejected: {}'.format(error),
+                                    throttle_duration_sec=1.0)
+            return
+        self.commands_received += 1
+
+    def publish_state(self):
+        """Publish joint_states and clock for the simulation's current time."""
+        simulation = self.simulation
+        msg = JointState()
+        msg.header.stamp = seconds_to_time_msg(simulation.time, type(msg.header.stamp))
+        msg.name = simulation.joint_names
+        msg.position = simulation.positions.tolist()
+        msg.velocity = simulation.velocities.tolist()
+        msg.effort = simulation.efforts.tolist()
+        self.state_publisher.publish(msg)
+        if self.clock_publisher is not None:
+            clock = Clock()
+            clock.clock = msg.header.stamp
+            self.clock_publisher.publish(clock)
+
+    def statistics(self):
+        """Return run statistics as a dict of numbers."""
+        return {'steps': self.simulation.steps if self.simulation else 0,
+                'commands_received': self.commands_received,
+                'commands_rejected': self.commands_rejected,
+                'lock_step_timeouts': self.lock_step_timeouts,
+                'overruns': self.overruns,
+                'clamp_count': self.simulation.clamp_count if self.simulation else 0}
+
+
+class SimulationLoop:
+    """Drive a :class:`MujocoSimNode`: pacing, lock-step waits and message handling."""
+
+    def __init__(self, node, executor):
+        """Use ``executor`` (with ``node`` added) to process messages between steps."""
+        self.node = node
+        self.executor = executor
+
+    def spin_until(self, deadline, done=None):
+        """Process messages until wall-clock ``deadline`` or until ``done()`` is true."""
+        while rclpy.ok():
+            if done is not None and done():
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0.0:
+                return done is not None and done()
+            self.executor.spin_once(timeout_sec=remaining)
+        return False
+
+    def wait_for_robot(self):
+        """Process messages until the simulation exists."""
+        while rclpy.ok() and self.node.simulation is None:
+            self.executor.spin_once(timeout_sec=0.1)
+        return self.node.simulation is not None
+
+    def wait_for_first_command(self):
+        """Republish the frozen initial state (10 Hz) until a command arrives."""
+        node = self.node
+        while rclpy.ok() and node.commands_received == 0:
+            node.publish_state()
+            self.spin_until(time.monotonic() + 0.1, lambda: node.commands_received > 0)
+
+    def run(self):
+        """Run the simulation until ``duration`` is reached or ROS shuts down."""
+        node = self.node
+        if not self.wait_for_robot():
+            return
+        simulation = node.simulation
+        if node.param('wait_for_first_command'):
+            node.get_logger().info('holding the initial state until the first command')
+            self.wait_for_first_command()
+        lock_step = node.param('lock_step')
+        lock_timeout = node.param('lock_step_timeout')
+        factor = node.param('real_time_factor')
+        duration = node.param('duration')
+        period = simulation.timestep / factor if factor > 0 else 0.0
+        start = time.monotonic()
+        deadline = start
+        node.publish_state()
+        self.record(start)
+        while rclpy.ok() and (duration <= 0 or simulation.time < duration - 1e-9):
+            if lock_step:
+                self.wait_for_answer(lock_timeout)
+            elif period > 0.0:
+                deadline += period
+                if time.monotonic() > deadline + 0.05:
+                    node.overruns += 1
+                    deadline = time.monotonic()
+                self.spin_until(deadline)
+            else:
+                self.executor.spin_once(timeout_sec=0.0)
+            simulation.step()
+            node.publish_state()
+            self.record(start)
+
+    def wait_for_answer(self, timeout):
+        """Lock-step: process messages until a command newer than the last state arrives."""
+        node = self.node
+        answered = node.commands_received
+        if not self.spin_until(time.monotonic() + timeout,
+                               lambda: node.commands_received > answered):
+            node.lock_step_timeouts += 1
+            node.get_logger().warn('lock-step: no command within {} s'.format(timeout),
+                                   throttle_duration_sec=1.0)
+
+    def record(self, start):
+        """Add the current step to the recorder, if recording."""
+        if self.node.recorder is not None:
+            self.node.recorder.add(self.node.simulation, time.monotonic() - start)
+
+    def finish(self):
+        """Write the record file and log the run statistics."""
+        node = self.node
+        stats = node.statistics()
+        node.get_logger().info('simulator statistics: {}'.format(stats))
+        if node.recorder is not None:
+            node.recorder.save(node.param('record_file'), **stats)
+
+
+def make_executor():
+    """Return rclpy's EventsExecutor when available (lower CPU), else SingleThreadedExecutor."""
+    try:
+        from rclpy.experimental import EventsExecutor
+    except ImportError:
+        return SingleThreadedExecutor()
+    return EventsExecutor()
+
+
+def main(args=None):
+    """Run the simulator node (console script ``mujoco_sim``)."""
+    rclpy.init(args=args)
+    node = None
+    loop = None
+    try:
+        node = MujocoSimNode()
+        executor = make_executor()
+        executor.add_node(node)
+        loop = SimulationLoop(node, executor)
+        loop.run()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except ValueError as error:
+        print('mujoco_sim: {}'.format(error), file=sys.stderr)
+        return 1
+    finally:
+        if loop is not None and node.simulation is not None:
+            loop.finish()
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
