@@ -1,0 +1,15 @@
+"""rnea_ros: robot dynamics by the Recursive Newton-Euler Algorithm, for ROS 2 and plain Python.
+
+The dynamics core needs no ROS: build a :class:`RobotModel` from a URDF and call the algorithms.
+
+>>> model = RobotModel.from_urdf_file('panda.urdf')                 # doctest: +SKIP
+>>> tau = inverse_dynamics(model, q, qd, qdd)                       # doctest: +SKIP
+"""
+
+from rnea_ros.dynamics import (bias_forces, coriolis_torques, gravity_torques,
+                               inverse_dynamics, inverse_dynamics_batch, reaction_wrenches)
+from rnea_ros.model import JointSpec, LinkSpec, RobotModel, Workspace
+
+__all__ = ['RobotModel', 'Workspace', 'LinkSpec', 'JointSpec', 'inverse_dynamics',
+           'inverse_dynamics_batch', 'reaction_wrenches', 'gravity_torques', 'bias_forces',
+           'coriolis_torques']
