@@ -10,10 +10,8 @@ import sys
 import time
 
 import numpy as np
+from rcl_interfaces.msg import ParameterType
 import rclpy
-from rclpy.exceptions import ParameterUninitializedException
-from rclpy.parameter import Parameter
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -23,6 +21,7 @@ from std_msgs.msg import Float64MultiArray, String
 
 from rnea_ros.mujoco_model import (build_mujoco_model, check_efforts,
                                    default_initial_positions, Simulation, urdf_joints)
+from rnea_ros.sim_parameters import declare_parameters, parameter_value
 
 PARAMETERS = (
     # name, default, type, description
@@ -71,36 +70,6 @@ PARAMETERS = (
     ('record_file', '', ParameterType.PARAMETER_STRING,
      'write every step (time, positions, velocities, efforts, command age) to this .npz file'),
 )
-
-
-EMPTY_ARRAY_TYPES = {
-    ParameterType.PARAMETER_STRING_ARRAY: Parameter.Type.STRING_ARRAY,
-    ParameterType.PARAMETER_DOUBLE_ARRAY: Parameter.Type.DOUBLE_ARRAY,
-    ParameterType.PARAMETER_INTEGER_ARRAY: Parameter.Type.INTEGER_ARRAY,
-    ParameterType.PARAMETER_BOOL_ARRAY: Parameter.Type.BOOL_ARRAY,
-}
-
-
-def declare_parameters(node, table):
-    """Declare (name, default, type, description) rows with descriptors on ``node``.
-
-    An empty-list default cannot carry its element type in rclpy, so such a parameter is
-    declared with its type only; :func:`parameter_value` reads it as an empty list until set.
-    """
-    for name, default, kind, description in table:
-        descriptor = ParameterDescriptor(name=name, type=kind, description=description)
-        if isinstance(default, list) and not default:
-            node.declare_parameter(name, EMPTY_ARRAY_TYPES[kind], descriptor)
-        else:
-            node.declare_parameter(name, default, descriptor)
-
-
-def parameter_value(node, name):
-    """Return a parameter's value; a typed parameter that was never set reads as []."""
-    try:
-        return node.get_parameter(name).value
-    except ParameterUninitializedException:
-        return []
 
 
 def seconds_to_time_msg(seconds, msg_type):

@@ -1,0 +1,160 @@
+"""Reference publisher: streams a smooth joint trajectory point for the rnea node.
+
+Publishes trajectory_msgs/JointTrajectory on the rnea node's ``~/reference`` topic (default
+``/rnea/reference``): one point with positions, velocities and accelerations by joint name, from
+a sinusoid or a min-jerk move per joint (see :mod:`rnea_ros.trajectories`). Run it with
+``ros2 run rnea_ros reference_trajectory`` or ``python -m rnea_ros.reference_trajectory``.
+"""
+import sys
+
+from rcl_interfaces.msg import ParameterType
+import rclpy
+from rclpy.clock import Clock, ClockType
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from rnea_ros.sim_parameters import declare_parameters, parameter_value
+from rnea_ros.trajectories import ReferenceProfile
+
+PARAMETERS = (
+    ('topic', '/rnea/reference', ParameterType.PARAMETER_STRING,
+     'trajectory_msgs/JointTrajectory output (the ~/reference topic of the rnea node)'),
+    ('joints', [], ParameterType.PARAMETER_STRING_ARRAY,
+     'joint names; empty: the names of the first /joint_states message'),
+    ('start_positions', [], ParameterType.PARAMETER_DOUBLE_ARRAY,
+     'positions at t = 0 (rad or m) in the order of joints; empty: the first joint state'),
+    ('joint_states_topic', '/joint_states', ParameterType.PARAMETER_STRING,
+     'where joint names and start positions are read when not given'),
+    ('profile', 'sinusoid', ParameterType.PARAMETER_STRING, 'sinusoid or min_jerk'),
+    ('amplitude', [0.1], ParameterType.PARAMETER_DOUBLE_ARRAY,
+     'sinusoid: q = start + amplitude (1 - cos(2 pi f t)); one value or one per joint'),
+    ('frequency', [0.2], ParameterType.PARAMETER_DOUBLE_ARRAY,
+     'sinusoid frequency (Hz); one value or one per joint'),
+    ('goal_positions', [], ParameterType.PARAMETER_DOUBLE_ARRAY,
+     'min_jerk: goal per joint (empty: stay at the start)'),
+    ('duration', 2.0, ParameterType.PARAMETER_DOUBLE, 'min_jerk: seconds per move'),
+    ('repeat', True, ParameterType.PARAMETER_BOOL,
+     'min_jerk: move back and forth between start and goal'),
+    ('rate', 1000.0, ParameterType.PARAMETER_DOUBLE,
+     'points per second of node time (simulated time with use_sim_time)'),
+    ('start_time', -1.0, ParameterType.PARAMETER_DOUBLE,
+     'node-clock time (s) of t = 0; negative: the time of the first published point'),
+)
+
+
+def trajectory_message(joint_names, point, stamp):
+    """Return a one-point JointTrajectory from ``(positions, velocities, accelerations)``."""
+    positions, velocities, accelerations = point
+    msg = JointTrajectory()
+    msg.header.stamp = stamp
+    msg.joint_names = list(joint_names)
+    msg.points = [JointTrajectoryPoint(
+        positions=positions.tolist(), velocities=velocities.tolist(),
+        accelerations=accelerations.tolist())]
+    return msg
+
+
+class ReferenceTrajectoryNode(Node):
+    """Publish the point of a :class:`ReferenceProfile` at the current node time."""
+
+    def __init__(self, **kwargs):
+        """Declare parameters; build the profile now or from the first joint state."""
+        super().__init__('reference_trajectory', **kwargs)
+        declare_parameters(self, PARAMETERS)
+        self.profile = None
+        self.joint_names = list(self.param('joints'))
+        self.start_time = None
+        self.last_publish = None
+        self.publisher = self.create_publisher(JointTrajectory, self.param('topic'), 10)
+        start = list(self.param('start_positions'))
+        if self.joint_names and start:
+            self.build_profile(start)
+        else:
+            self.state_subscription = self.create_subscription(
+                JointState, self.param('joint_states_topic'), self.on_joint_state, 10)
+        rate = self.param('rate')
+        if not rate > 0.0:
+            raise ValueError('rate must be positive, got {}'.format(rate))
+        self.create_timer(1.0 / rate, self.publish_point)
+        # Simulated time may stand still (a simulator waiting for its first command): repeat
+        # the current point at 10 Hz of wall time so the controller can start.
+        self.create_timer(0.1, self.keep_alive, clock=Clock(clock_type=ClockType.STEADY_TIME))
+
+    def param(self, name):
+        """Return a parameter's value."""
+        return parameter_value(self, name)
+
+    def build_profile(self, start):
+        """Create the profile from the parameters and the start positions (ValueError if bad)."""
+        if len(start) != len(self.joint_names):
+            raise ValueError('start_positions has {} values for {} joints'.format(
+                len(start), len(self.joint_names)))
+        self.profile = ReferenceProfile(
+            self.param('profile'), start, amplitude=self.param('amplitude'),
+            frequency=self.param('frequency'),
+            goal=list(self.param('goal_positions')) or None,
+            duration=self.param('duration'), repeat=self.param('repeat'))
+        self.get_logger().info('{} reference for {} on {}'.format(
+            self.param('profile'), self.joint_names, self.param('topic')))
+
+    def on_joint_state(self, msg):
+        """Take joint names and start positions from the first complete joint state."""
+        if self.profile is not None:
+            return
+        names = self.joint_names or list(msg.name)
+        positions = dict(zip(msg.name, msg.position))
+        missing = [name for name in names if name not in positions]
+        if missing:
+            self.get_logger().warn('joint state lacks {}'.format(missing), once=True)
+            return
+        start = list(self.param('start_positions')) or [positions[name] for name in names]
+        self.joint_names = names
+        try:
+            self.build_profile(start)
+        except ValueError as error:
+            self.get_logger().error('bad reference parameters: {}'.format(error), once=True)
+
+    def publish_point(self):
+        """Publish the reference point for the current node time."""
+        if self.profile is None:
+            return
+        now = self.get_clock().now()
+        seconds = now.nanoseconds * 1e-9
+        if self.start_time is None:
+            configured = self.param('start_time')
+            self.start_time = configured if configured >= 0.0 else seconds
+        point = self.profile(seconds - self.start_time)
+        self.publisher.publish(trajectory_message(self.joint_names, point, now.to_msg()))
+        self.last_publish = Clock(clock_type=ClockType.STEADY_TIME).now()
+
+    def keep_alive(self):
+        """Republish the current point when the main timer has been silent for 0.1 s."""
+        steady = Clock(clock_type=ClockType.STEADY_TIME).now()
+        if self.last_publish is None or (steady - self.last_publish).nanoseconds > 1e8:
+            self.publish_point()
+
+
+def main(args=None):
+    """Run the reference publisher (console script ``reference_trajectory``)."""
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = ReferenceTrajectoryNode()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except ValueError as error:
+        print('reference_trajectory: {}'.format(error), file=sys.stderr)
+        return 1
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
