@@ -26,6 +26,9 @@ setup(
         'console_scripts': [
             'rnea-ros = rnea_ros.cli:main',
             'rnea_node = rnea_ros.node:main',
+            'mujoco_sim = rnea_ros.mujoco_sim:main',
+            'reference_trajectory = rnea_ros.reference_trajectory:main',
+            'add_ros2_control = rnea_ros.ros2_control_urdf:main',
         ],
     },
 )

@@ -12,16 +12,17 @@ import time
 import numpy as np
 from rcl_interfaces.msg import ParameterType
 import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.mujoco_model import (build_mujoco_model, check_efforts,
                                    default_initial_positions, Simulation, urdf_joints)
-from rnea_ros.sim_parameters import declare_parameters, parameter_value
+from rnea_ros.sim_ros import declare_parameters, make_executor, parameter_value
 
 PARAMETERS = (
     # name, default, type, description
@@ -43,6 +44,10 @@ PARAMETERS = (
      'each step waits for the command that answers the last joint state (deterministic runs)'),
     ('lock_step_timeout', 0.5, ParameterType.PARAMETER_DOUBLE,
      'wall seconds a lock-step waits for the answering command before stepping anyway'),
+    ('sync_topic', '', ParameterType.PARAMETER_STRING,
+     'lock-step only: before the joint state of time t goes out, wait (up to '
+     'lock_step_timeout) for a trajectory_msgs/JointTrajectory on this topic stamped t or '
+     'later, e.g. the reference publisher driven by /clock; empty: no wait'),
     ('wait_for_first_command', False, ParameterType.PARAMETER_BOOL,
      'hold the initial state (time frozen) until the first effort command arrives'),
     ('command_topic', '/effort_controller/commands', ParameterType.PARAMETER_STRING,
@@ -128,6 +133,11 @@ class MujocoSimNode(Node):
                                 if self.param('publish_clock') else None)
         self.create_subscription(Float64MultiArray, self.param('command_topic'),
                                  self.on_command, qos)
+        self.sync_stamp = -1.0
+        self.sync_timeouts = 0
+        if self.param('sync_topic'):
+            self.create_subscription(JointTrajectory, self.param('sync_topic'), self.on_sync,
+                                     qos)
         self.description_subscription = None
         urdf = self.param('robot_description')
         if not urdf and self.param('urdf_file'):
@@ -151,7 +161,7 @@ class MujocoSimNode(Node):
     def on_description(self, msg):
         """Build the simulation from the first valid robot description received."""
         if self.simulation is not None:
-            self.get_logger().warn(
+            self.get_logger().warning(
                 'new robot description ignored: restart the simulator to change the robot',
                 once=True)
             return
@@ -208,8 +218,20 @@ class MujocoSimNode(Node):
             return
         self.commands_received += 1
 
-    def publish_state(self):
-        """Publish joint_states and clock for the simulation's current time."""
+    def on_sync(self, msg):
+        """Remember the newest stamp seen on the sync topic."""
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        self.sync_stamp = max(self.sync_stamp, stamp)
+
+    def publish_clock(self):
+        """Publish /clock with the simulation's current time (if enabled)."""
+        if self.clock_publisher is not None:
+            clock = Clock()
+            clock.clock = seconds_to_time_msg(self.simulation.time, type(clock.clock))
+            self.clock_publisher.publish(clock)
+
+    def publish_joint_state(self):
+        """Publish joint_states for the simulation's current time."""
         simulation = self.simulation
         msg = JointState()
         msg.header.stamp = seconds_to_time_msg(simulation.time, type(msg.header.stamp))
@@ -218,10 +240,11 @@ class MujocoSimNode(Node):
         msg.velocity = simulation.velocities.tolist()
         msg.effort = simulation.efforts.tolist()
         self.state_publisher.publish(msg)
-        if self.clock_publisher is not None:
-            clock = Clock()
-            clock.clock = msg.header.stamp
-            self.clock_publisher.publish(clock)
+
+    def publish_state(self):
+        """Publish clock and joint_states for the simulation's current time."""
+        self.publish_clock()
+        self.publish_joint_state()
 
     def statistics(self):
         """Return run statistics as a dict of numbers."""
@@ -229,6 +252,7 @@ class MujocoSimNode(Node):
                 'commands_received': self.commands_received,
                 'commands_rejected': self.commands_rejected,
                 'lock_step_timeouts': self.lock_step_timeouts,
+                'sync_timeouts': self.sync_timeouts,
                 'overruns': self.overruns,
                 'clamp_count': self.simulation.clamp_count if self.simulation else 0}
 
@@ -241,9 +265,13 @@ class SimulationLoop:
         self.node = node
         self.executor = executor
 
+    def ok(self):
+        """Return True while the node's ROS context is running."""
+        return rclpy.ok(context=self.node.context)
+
     def spin_until(self, deadline, done=None):
         """Process messages until wall-clock ``deadline`` or until ``done()`` is true."""
-        while rclpy.ok():
+        while self.ok():
             if done is not None and done():
                 return True
             remaining = deadline - time.monotonic()
@@ -254,14 +282,14 @@ class SimulationLoop:
 
     def wait_for_robot(self):
         """Process messages until the simulation exists."""
-        while rclpy.ok() and self.node.simulation is None:
+        while self.ok() and self.node.simulation is None:
             self.executor.spin_once(timeout_sec=0.1)
         return self.node.simulation is not None
 
     def wait_for_first_command(self):
         """Republish the frozen initial state (10 Hz) until a command arrives."""
         node = self.node
-        while rclpy.ok() and node.commands_received == 0:
+        while self.ok() and node.commands_received == 0:
             node.publish_state()
             self.spin_until(time.monotonic() + 0.1, lambda: node.commands_received > 0)
 
@@ -281,9 +309,10 @@ class SimulationLoop:
         period = simulation.timestep / factor if factor > 0 else 0.0
         start = time.monotonic()
         deadline = start
-        node.publish_state()
+        sync = lock_step and bool(node.param('sync_topic'))
+        self.publish(sync, lock_timeout)
         self.record(start)
-        while rclpy.ok() and (duration <= 0 or simulation.time < duration - 1e-9):
+        while self.ok() and (duration <= 0 or simulation.time < duration - 1e-9):
             if lock_step:
                 self.wait_for_answer(lock_timeout)
             elif period > 0.0:
@@ -295,8 +324,20 @@ class SimulationLoop:
             else:
                 self.executor.spin_once(timeout_sec=0.0)
             simulation.step()
-            node.publish_state()
+            self.publish(sync, lock_timeout)
             self.record(start)
+
+    def publish(self, sync, timeout):
+        """Publish clock and joint state; with ``sync``, wait for the sync topic in between."""
+        node = self.node
+        node.publish_clock()
+        if sync:
+            now = node.simulation.time - 1e-9
+            if not self.spin_until(time.monotonic() + timeout, lambda: node.sync_stamp >= now):
+                node.sync_timeouts += 1
+                node.get_logger().warning('lock-step: nothing on {} within {} s'.format(
+                    node.param('sync_topic'), timeout), throttle_duration_sec=1.0)
+        node.publish_joint_state()
 
     def wait_for_answer(self, timeout):
         """Lock-step: process messages until a command newer than the last state arrives."""
@@ -305,8 +346,8 @@ class SimulationLoop:
         if not self.spin_until(time.monotonic() + timeout,
                                lambda: node.commands_received > answered):
             node.lock_step_timeouts += 1
-            node.get_logger().warn('lock-step: no command within {} s'.format(timeout),
-                                   throttle_duration_sec=1.0)
+            node.get_logger().warning('lock-step: no command within {} s'.format(timeout),
+                                      throttle_duration_sec=1.0)
 
     def record(self, start):
         """Add the current step to the recorder, if recording."""
@@ -320,15 +361,6 @@ class SimulationLoop:
         node.get_logger().info('simulator statistics: {}'.format(stats))
         if node.recorder is not None:
             node.recorder.save(node.param('record_file'), **stats)
-
-
-def make_executor():
-    """Return rclpy's EventsExecutor when available (lower CPU), else SingleThreadedExecutor."""
-    try:
-        from rclpy.experimental import EventsExecutor
-    except ImportError:
-        return SingleThreadedExecutor()
-    return EventsExecutor()
 
 
 def main(args=None):

@@ -15,7 +15,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rnea_ros.sim_parameters import declare_parameters, parameter_value
+from rnea_ros.sim_ros import declare_parameters, parameter_value, spin_until_shutdown
 from rnea_ros.trajectories import ReferenceProfile
 
 PARAMETERS = (
@@ -41,6 +41,9 @@ PARAMETERS = (
      'points per second of node time (simulated time with use_sim_time)'),
     ('start_time', -1.0, ParameterType.PARAMETER_DOUBLE,
      'node-clock time (s) of t = 0; negative: the time of the first published point'),
+    ('lookahead', 0.0, ParameterType.PARAMETER_DOUBLE,
+     'publish the point for now + lookahead (s): one control period compensates the delay '
+     'until the controller uses it when the simulator clock drives this publisher'),
 )
 
 
@@ -65,8 +68,9 @@ class ReferenceTrajectoryNode(Node):
         declare_parameters(self, PARAMETERS)
         self.profile = None
         self.joint_names = list(self.param('joints'))
-        self.start_time = None
+        self.start_time = None      # node-clock nanoseconds of t = 0
         self.last_publish = None
+        self.steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.publisher = self.create_publisher(JointTrajectory, self.param('topic'), 10)
         start = list(self.param('start_positions'))
         if self.joint_names and start:
@@ -80,7 +84,7 @@ class ReferenceTrajectoryNode(Node):
         self.create_timer(1.0 / rate, self.publish_point)
         # Simulated time may stand still (a simulator waiting for its first command): repeat
         # the current point at 10 Hz of wall time so the controller can start.
-        self.create_timer(0.1, self.keep_alive, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self.create_timer(0.1, self.keep_alive, clock=self.steady)
 
     def param(self, name):
         """Return a parameter's value."""
@@ -107,7 +111,7 @@ class ReferenceTrajectoryNode(Node):
         positions = dict(zip(msg.name, msg.position))
         missing = [name for name in names if name not in positions]
         if missing:
-            self.get_logger().warn('joint state lacks {}'.format(missing), once=True)
+            self.get_logger().warning('joint state lacks {}'.format(missing), once=True)
             return
         start = list(self.param('start_positions')) or [positions[name] for name in names]
         self.joint_names = names
@@ -121,18 +125,18 @@ class ReferenceTrajectoryNode(Node):
         if self.profile is None:
             return
         now = self.get_clock().now()
-        seconds = now.nanoseconds * 1e-9
         if self.start_time is None:
             configured = self.param('start_time')
-            self.start_time = configured if configured >= 0.0 else seconds
-        point = self.profile(seconds - self.start_time)
+            self.start_time = (int(round(configured * 1e9)) if configured >= 0.0
+                               else now.nanoseconds)
+        elapsed = (now.nanoseconds - self.start_time) * 1e-9
+        point = self.profile(elapsed + self.param('lookahead'))
         self.publisher.publish(trajectory_message(self.joint_names, point, now.to_msg()))
-        self.last_publish = Clock(clock_type=ClockType.STEADY_TIME).now()
+        self.last_publish = self.steady.now()
 
     def keep_alive(self):
         """Republish the current point when the main timer has been silent for 0.1 s."""
-        steady = Clock(clock_type=ClockType.STEADY_TIME).now()
-        if self.last_publish is None or (steady - self.last_publish).nanoseconds > 1e8:
+        if self.last_publish is None or (self.steady.now() - self.last_publish).nanoseconds > 1e8:
             self.publish_point()
 
 
@@ -142,7 +146,7 @@ def main(args=None):
     node = None
     try:
         node = ReferenceTrajectoryNode()
-        rclpy.spin(node)
+        spin_until_shutdown(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except ValueError as error:

@@ -5,8 +5,9 @@ lists each joint's command and state interfaces, and a ``<gazebo><plugin>`` that
 controller manager with a controllers YAML. This module writes both for every moving joint:
 an ``effort`` command interface (limits from the URDF) and position/velocity/effort state
 interfaces; mimic joints get state interfaces only (gz_ros2_control forbids command interfaces on
-them). It can also fix the root link to the world and make mesh paths absolute, so Gazebo finds
-the meshes without extra resource paths.
+them). Control plugins of Gazebo classic / ROS 1 (``libgazebo_ros_control.so``) are removed. It
+can also fix the root link to the world and make mesh paths absolute, so Gazebo finds the meshes
+without extra resource paths.
 
 Command line (console script ``add_ros2_control``)::
 
@@ -105,6 +106,24 @@ def fix_to_world(root):
     root.insert(1, joint)
 
 
+def remove_old_control_plugins(root):
+    """Remove Gazebo-classic / ROS 1 control plugins (e.g. libgazebo_ros_control.so).
+
+    They would clash with gz_ros2_control; a ``<gazebo>`` element left empty is removed too.
+    Returns the removed plugin file names.
+    """
+    removed = []
+    for gazebo in root.findall('gazebo'):
+        for plugin in gazebo.findall('plugin'):
+            if 'ros_control' in plugin.get('filename', '') or \
+                    'ros2_control' in plugin.get('filename', ''):
+                gazebo.remove(plugin)
+                removed.append(plugin.get('filename'))
+        if len(gazebo) == 0 and gazebo.get('reference') is None:
+            root.remove(gazebo)
+    return removed
+
+
 def absolute_mesh_uris(root, base_dir=None, share_dirs=None):
     """Rewrite every resolvable mesh filename as a ``file://`` URI with an absolute path."""
     for mesh in root.iter('mesh'):
@@ -135,6 +154,7 @@ def add_ros2_control(urdf_xml, controllers_file='', initial_positions=None, worl
     if unknown:
         raise ValueError('initial positions for unknown joints: {}'.format(unknown))
     flavour = IGNITION if ignition else GZ_SIM
+    remove_old_control_plugins(root)
     if world:
         fix_to_world(root)
     if absolute_meshes:

@@ -100,8 +100,12 @@ class DemoScenario:
                                 frequency=self.frequency)
 
     def sim_parameters(self, duration=0.0, lock_step=False, record_file='',
-                       real_time_factor=1.0, wait_for_first_command=True):
-        """Return the mujoco_sim parameters (all joints commanded, in URDF order)."""
+                       real_time_factor=1.0, wait_for_first_command=True, sync_reference=True):
+        """Return the mujoco_sim parameters (all joints commanded, in URDF order).
+
+        In lock-step with ``sync_reference`` each joint state waits for the reference point of
+        its time, so the controller always has the reference of the step it answers.
+        """
         params = {
             'urdf_file': self.urdf_file,
             'joints': self.joint_names,
@@ -115,6 +119,8 @@ class DemoScenario:
         }
         if record_file:
             params['record_file'] = record_file
+        if lock_step and sync_reference:
+            params['sync_topic'] = REFERENCE_TOPIC
         return params
 
     def rnea_parameters(self, mode, use_sim_time=False):
@@ -130,8 +136,13 @@ class DemoScenario:
             'use_sim_time': bool(use_sim_time),
         }
 
-    def reference_parameters(self):
-        """Return the reference_trajectory parameters (simulated time, t = 0 at start)."""
+    def reference_parameters(self, lock_step=False):
+        """Return the reference_trajectory parameters (simulated time, t = 0 at start).
+
+        Free-running, the point for t + one physics period goes out when the clock reads t, so
+        the node has it when the joint state of t + period arrives; in lock-step the simulator
+        waits for the point of t before it publishes the joint state of t (no lookahead).
+        """
         return {
             'topic': REFERENCE_TOPIC,
             'joints': self.joint_names,
@@ -141,6 +152,7 @@ class DemoScenario:
             'frequency': [self.frequency],
             'rate': self.physics_rate,
             'start_time': 0.0,
+            'lookahead': 0.0 if lock_step else 1.0 / self.physics_rate,
             'use_sim_time': True,
         }
 
@@ -164,15 +176,16 @@ def mujoco_demo_nodes(config):
                             physics_rate=float(config.get('physics_rate', 1000.0)),
                             kp=float(config.get('kp', 400.0)), kd=float(config.get('kd', 40.0)))
     mode = config.get('mode') or 'computed_torque'
+    lock_step = parse_bool(config.get('lock_step', 'false'), 'lock_step')
     rows = [
         (PACKAGE, 'mujoco_sim', 'mujoco_sim', scenario.sim_parameters(
-            lock_step=parse_bool(config.get('lock_step', 'false'), 'lock_step'))),
+            lock_step=lock_step, sync_reference=mode == 'computed_torque')),
         (PACKAGE, 'rnea_node', RNEA_NODE_NAME,
          scenario.rnea_parameters(mode, use_sim_time=True)),
     ]
     if mode == 'computed_torque':
         rows.append((PACKAGE, 'reference_trajectory', 'reference_trajectory',
-                     scenario.reference_parameters()))
+                     scenario.reference_parameters(lock_step)))
     return rows
 
 

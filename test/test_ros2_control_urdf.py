@@ -145,3 +145,12 @@ def test_command_line_writes_urdf_and_controllers(tmp_path):
     assert root.find('gazebo/plugin/parameters').text == str(controllers)
     assert yaml.safe_load(controllers.read_text())['effort_controller']
     assert main([str(tmp_path / 'missing.urdf')]) == 1
+
+
+def test_gazebo_classic_control_plugin_is_replaced():
+    """The UR5's libgazebo_ros_control.so plugin is removed; only gz_ros2_control remains."""
+    with open(os.path.join(example_robot_data_dir(), 'ur_description/urdf/ur5_robot.urdf')) as f:
+        root = ElementTree.fromstring(add_ros2_control(f.read(), '/c.yaml'))
+    plugins = [plugin.get('filename') for plugin in root.findall('gazebo/plugin')]
+    assert plugins == ['gz_ros2_control-system']
+    assert root.findall("gazebo[@reference='shoulder_link']")

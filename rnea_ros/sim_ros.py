@@ -1,6 +1,8 @@
-"""Declare ROS parameters from a table of (name, default, type, description) rows."""
+"""ROS helpers shared by the simulator and the reference publisher (parameters, executor)."""
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+import rclpy
 from rclpy.exceptions import ParameterUninitializedException
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 
 EMPTY_ARRAY_TYPES = {
@@ -31,3 +33,24 @@ def parameter_value(node, name):
         return node.get_parameter(name).value
     except ParameterUninitializedException:
         return []
+
+
+def make_executor():
+    """Return rclpy's EventsExecutor when available (lower CPU), else SingleThreadedExecutor.
+
+    Drive it with ``spin_once(timeout_sec=...)`` (its ``spin()`` busy-loops and ignores
+    signals).
+    """
+    try:
+        from rclpy.experimental import EventsExecutor
+    except ImportError:
+        return SingleThreadedExecutor()
+    return EventsExecutor()
+
+
+def spin_until_shutdown(node, period=0.1):
+    """Spin ``node`` with spin_once(timeout) until the context shuts down (Ctrl-C)."""
+    executor = make_executor()
+    executor.add_node(node)
+    while rclpy.ok(context=node.context):
+        executor.spin_once(timeout_sec=period)

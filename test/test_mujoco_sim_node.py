@@ -1,0 +1,265 @@
+"""The mujoco_sim and reference_trajectory nodes, with real rclpy on an isolated domain."""
+import os
+import random
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
+
+from rnea_ros import gravity_torques, RobotModel
+from rnea_ros.demo_analysis import load_record
+from rnea_ros.mujoco_sim import MujocoSimNode, SimulationLoop
+from rnea_ros.reference_trajectory import ReferenceTrajectoryNode
+from rnea_ros.sim_launch import default_urdf_file, PANDA_POSE
+from rnea_ros.trajectories import ReferenceProfile
+
+PANDA = default_urdf_file()
+JOINTS = list(PANDA_POSE)
+POSE = [PANDA_POSE[name] for name in JOINTS]
+ROBOT = RobotModel.from_urdf_file(PANDA)
+
+
+@pytest.fixture
+def context():
+    """Return an rclpy context on a random domain of its own."""
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=random.randint(1, 99))
+    yield ctx
+    rclpy.try_shutdown(context=ctx)
+
+
+class Controller:
+    """Test helper: answers every joint state with gravity torques (or a fixed command)."""
+
+    def __init__(self, context, command=None, answer=True, max_answers=None):
+        """Create the helper node; ``command`` overrides the gravity torques."""
+        self.node = rclpy.create_node('test_controller', context=context)
+        self.publisher = self.node.create_publisher(
+            Float64MultiArray, '/effort_controller/commands', 10)
+        self.states, self.clocks = [], []
+        self.command = command
+        self.answer = answer
+        self.max_answers = max_answers
+        self.answers = 0
+        self.node.create_subscription(JointState, '/joint_states', self.on_state, 10)
+        self.node.create_subscription(Clock, '/clock', self.clocks.append, 10)
+
+    def on_state(self, msg):
+        """Record the state; publish the answering command."""
+        self.states.append(msg)
+        if not self.answer or (self.max_answers is not None and
+                               self.answers >= self.max_answers):
+            return
+        self.answers += 1
+        tau = gravity_torques(ROBOT, np.array(msg.position)) if self.command is None \
+            else self.command
+        self.publisher.publish(Float64MultiArray(data=list(tau)))
+
+
+def simulator(context, **parameters):
+    """Return a MujocoSimNode with parameters (panda at the demo pose by default)."""
+    values = {'urdf_file': PANDA, 'initial_positions': POSE, 'lock_step': True,
+              'duration': 0.2}
+    values.update(parameters)
+    overrides = [Parameter(name, value=value) for name, value in values.items()]
+    return MujocoSimNode(context=context, parameter_overrides=overrides)
+
+
+def run(context, sim, *helpers):
+    """Run the simulation loop (sim + helper nodes in one executor) until ``duration``."""
+    executor = rclpy.executors.SingleThreadedExecutor(context=context)
+    for node in (sim,) + tuple(helper.node for helper in helpers):
+        executor.add_node(node)
+    loop = SimulationLoop(sim, executor)
+    loop.run()
+    for _ in range(20):
+        executor.spin_once(timeout_sec=0.01)
+    return loop
+
+
+def test_lock_step_gravity_compensation_holds_and_publishes_every_step(context, tmp_path):
+    """Each 1 ms step publishes joint_states and /clock; answered gravity torques hold."""
+    record = str(tmp_path / 'run.npz')
+    sim = simulator(context, record_file=record)
+    controller = Controller(context)
+    loop = run(context, sim, controller)
+    loop.finish()
+    assert sim.simulation.steps == 200 and sim.lock_step_timeouts == 0
+    stamps = [s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec for s in controller.states]
+    assert stamps[-1] == pytest.approx(0.2)
+    assert np.allclose(np.diff(stamps[-200:]), 0.001)
+    assert controller.clocks[-1].clock.nanosec == 200000000
+    last = controller.states[-1]
+    assert list(last.name) == JOINTS
+    np.testing.assert_allclose(last.position, POSE, atol=1e-9)
+    np.testing.assert_allclose(last.effort, gravity_torques(ROBOT, np.array(last.position)),
+                               atol=1e-9)
+    saved = load_record(record)
+    assert saved['position'].shape == (201, 9) and saved['steps'] == 200
+    assert saved['joint_names'] == JOINTS
+
+
+def test_without_commands_the_arm_falls_and_efforts_are_zero(context):
+    """No controller: zero torque, the arm moves away from the start pose."""
+    sim = simulator(context, lock_step=False, real_time_factor=0.0)
+    observer = Controller(context, answer=False)
+    run(context, sim, observer)
+    assert np.abs(np.array(observer.states[-1].position) - POSE).max() > 0.01
+    assert not np.any(observer.states[-1].effort)
+
+
+@pytest.mark.parametrize('command', [[1.0, 2.0], [np.nan] * 9], ids=['length', 'nan'])
+def test_wrong_length_and_nan_commands_are_rejected(context, command):
+    """Malformed commands are counted and never applied."""
+    sim = simulator(context, duration=0.02, lock_step_timeout=0.05)
+    bad = Controller(context, command=command)
+    run(context, sim, bad)
+    assert sim.commands_rejected > 0 and sim.commands_received == 0
+    assert not np.any(bad.states[-1].effort)
+
+
+def test_stale_command_drops_to_zero(context):
+    """A command older than command_timeout stops being applied."""
+    sim = simulator(context, lock_step=False, real_time_factor=0.0, duration=0.05,
+                    command_timeout=0.01, wait_for_first_command=True)
+    once = Controller(context, max_answers=1)
+    run(context, sim, once)
+    assert sim.commands_received == 1
+    assert not np.any(once.states[-1].effort)
+    assert sim.simulation.command_age > 0.01
+
+
+def test_wait_for_first_command_freezes_time(context):
+    """Until a command arrives the state is republished at t = 0 and physics does not run."""
+    sim = simulator(context, wait_for_first_command=True, duration=0.01)
+    observer = Controller(context, answer=False)
+    executor = rclpy.executors.SingleThreadedExecutor(context=context)
+    executor.add_node(sim)
+    executor.add_node(observer.node)
+    loop = SimulationLoop(sim, executor)
+    for _ in range(3):
+        sim.publish_state()
+        loop.spin_until(0.0)
+        for _ in range(5):
+            executor.spin_once(timeout_sec=0.02)
+    assert sim.simulation.steps == 0
+    assert observer.states and all(s.header.stamp.sec == 0 and s.header.stamp.nanosec == 0
+                                   for s in observer.states)
+
+
+def test_robot_description_topic_and_command_order(context):
+    """The URDF can come from /robot_description (transient local); joints sets the order."""
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    publisher_node = rclpy.create_node('description_publisher', context=context)
+    publisher = publisher_node.create_publisher(String, '/robot_description', latched)
+    with open(PANDA) as stream:
+        publisher.publish(String(data=stream.read()))
+    order = ['panda_joint2', 'panda_joint1']
+    overrides = [Parameter('joints', value=order), Parameter('initial_positions', value=[
+        -0.4, 0.3]), Parameter('lock_step', value=True), Parameter('duration', value=0.01)]
+    sim = MujocoSimNode(context=context, parameter_overrides=overrides)
+    controller = Controller(context, command=[-7.0, 5.0])
+    executor = rclpy.executors.SingleThreadedExecutor(context=context)
+    for node in (sim, controller.node, publisher_node):
+        executor.add_node(node)
+    SimulationLoop(sim, executor).run()
+    assert sim.simulation.command_joints == order
+    np.testing.assert_allclose(sim.simulation.efforts[:2], [5.0, -7.0])
+    np.testing.assert_allclose(sim.simulation.positions[:2], [0.3, -0.4], atol=0.01)
+
+
+def test_bad_joint_parameter_is_a_clear_error(context):
+    """Unknown command joints are refused with their names."""
+    with pytest.raises(ValueError, match='panda_joint9'):
+        simulator(context, joints=['panda_joint9'], initial_positions=[0.0])
+
+
+def test_lock_step_sync_waits_for_the_reference_of_each_step(context):
+    """With sync_topic, each joint state goes out after a reference stamped at its time."""
+    sim = simulator(context, sync_topic='/rnea/reference', duration=0.05)
+    overrides = [Parameter('joints', value=JOINTS), Parameter('start_positions', value=POSE),
+                 Parameter('use_sim_time', value=True), Parameter('start_time', value=0.0)]
+    reference = ReferenceTrajectoryNode(context=context, parameter_overrides=overrides)
+    seen = []
+    reference_watch = Controller(context)
+    reference_watch.node.create_subscription(JointTrajectory, '/rnea/reference', seen.append,
+                                             100)
+    executor = rclpy.executors.SingleThreadedExecutor(context=context)
+    for node in (sim, reference, reference_watch.node):
+        executor.add_node(node)
+    while not seen:
+        executor.spin_once(timeout_sec=0.05)
+    SimulationLoop(sim, executor).run()
+    for _ in range(200):
+        executor.spin_once(timeout_sec=0.005)
+    assert sim.simulation.steps == 50 and sim.sync_timeouts == 0
+    stamps = {m.header.stamp.nanosec for m in seen}
+    assert {int(round(k * 1e6)) for k in range(51)} <= stamps
+
+
+def test_reference_node_publishes_the_profile_at_node_time(context):
+    """Points equal the sinusoid at (stamp - start); names and start from the parameters."""
+    overrides = [Parameter('joints', value=['a', 'b']),
+                 Parameter('start_positions', value=[0.1, -0.2]),
+                 Parameter('amplitude', value=[0.3, 0.05]), Parameter('frequency', value=[2.0]),
+                 Parameter('rate', value=200.0)]
+    node = ReferenceTrajectoryNode(context=context, parameter_overrides=overrides)
+    listener = rclpy.create_node('listener', context=context)
+    seen = []
+    listener.create_subscription(JointTrajectory, '/rnea/reference', seen.append, 100)
+    executor = rclpy.executors.SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    executor.add_node(listener)
+    while len(seen) < 20:
+        executor.spin_once(timeout_sec=0.1)
+    profile = ReferenceProfile('sinusoid', [0.1, -0.2], amplitude=[0.3, 0.05], frequency=2.0)
+    for msg in seen:
+        t = (msg.header.stamp.sec * 1000000000 + msg.header.stamp.nanosec -
+             node.start_time) * 1e-9
+        point = msg.points[0]
+        expected = profile(t)
+        assert list(msg.joint_names) == ['a', 'b']
+        for field, values in zip(('positions', 'velocities', 'accelerations'), expected):
+            np.testing.assert_allclose(getattr(point, field), values, atol=1e-6)
+    assert any(abs(msg.points[0].velocities[0]) > 0.1 for msg in seen)
+
+
+def test_reference_node_takes_names_and_start_from_joint_states(context):
+    """Without joints/start_positions, the first joint state provides both."""
+    node = ReferenceTrajectoryNode(context=context)
+    talker = rclpy.create_node('talker', context=context)
+    publisher = talker.create_publisher(JointState, '/joint_states', 10)
+    executor = rclpy.executors.SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    executor.add_node(talker)
+    for _ in range(50):
+        publisher.publish(JointState(name=['x', 'y'], position=[0.5, 1.5]))
+        executor.spin_once(timeout_sec=0.02)
+        if node.profile is not None:
+            break
+    assert node.joint_names == ['x', 'y']
+    np.testing.assert_array_equal(node.profile.start, [0.5, 1.5])
+
+
+def test_reference_node_rejects_bad_rate(context):
+    """A non-positive rate is a clear error."""
+    with pytest.raises(ValueError, match='rate'):
+        ReferenceTrajectoryNode(context=context, parameter_overrides=[
+            Parameter('rate', value=0.0)])
+
+
+def test_console_entry_points_are_declared():
+    """setup.py installs mujoco_sim, reference_trajectory and add_ros2_control."""
+    with open(os.path.join(os.path.dirname(__file__), '..', 'setup.py')) as stream:
+        text = stream.read()
+    for entry in ('mujoco_sim = rnea_ros.mujoco_sim:main',
+                  'reference_trajectory = rnea_ros.reference_trajectory:main',
+                  'add_ros2_control = rnea_ros.ros2_control_urdf:main'):
+        assert entry in text
