@@ -81,18 +81,24 @@ class ProcessRunner:
         self.processes = []
 
 
-class DiagnosticsMonitor:
-    """Collect the rnea node's /diagnostics key-values in a background thread."""
+class DemoMonitor:
+    """The demo's own ROS node: reads the rnea node's /diagnostics, starts the simulator.
+
+    Spins in a background thread on its own rclpy context (isolated domain).
+    """
 
     def __init__(self, domain_id):
-        """Start an rclpy context on ``domain_id`` with one subscription."""
+        """Start an rclpy context on ``domain_id`` with the subscription and the client."""
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
+        from rcl_interfaces.srv import SetParameters
         self._rclpy = rclpy
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain_id)
         self.node = rclpy.create_node('rnea_demo_monitor', context=self.context)
         self.node.create_subscription(DiagnosticArray, '/diagnostics', self._on_message, 10)
+        self.set_parameters = self.node.create_client(SetParameters,
+                                                      '/mujoco_sim/set_parameters')
         self.executor = rclpy.executors.SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self.samples = []
@@ -117,6 +123,44 @@ class DiagnosticsMonitor:
             samples, self.samples = self.samples, []
         return samples
 
+    def wait_until_commanding(self, mode, processes, timeout=60.0):
+        """Wait for a diagnostics sample showing the node commanding with fresh inputs.
+
+        For computed_torque the reference must be fresh too (so every link between the
+        processes is discovered before the experiment starts). Raises PhaseFailed on timeout
+        or when one of ``processes`` exits.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                latest = self.samples[-1] if self.samples else {}
+            stale = latest.get('stale_inputs', 'unknown')
+            if latest.get('commanding') == 'True' and latest.get('joints_ready') == 'True' and \
+                    not (mode == 'computed_torque' and 'reference' in stale):
+                return
+            for process in processes:
+                if process.poll() is not None:
+                    raise PhaseFailed('{} exited early (code {}); see {}'.format(
+                        process.label, process.returncode, process.log_file))
+            time.sleep(0.1)
+        raise PhaseFailed('the rnea node did not start commanding within {} s'.format(timeout))
+
+    def unpause_simulator(self, timeout=10.0):
+        """Set the simulator's ``paused`` parameter to false (PhaseFailed if impossible)."""
+        from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+        from rcl_interfaces.srv import SetParameters
+        if not self.set_parameters.wait_for_service(timeout_sec=timeout):
+            raise PhaseFailed('the simulator offers no set_parameters service')
+        request = SetParameters.Request(parameters=[Parameter(
+            name='paused', value=ParameterValue(type=ParameterType.PARAMETER_BOOL,
+                                                bool_value=False))])
+        future = self.set_parameters.call_async(request)
+        deadline = time.monotonic() + timeout
+        while not future.done() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not future.done() or not future.result().results[0].successful:
+            raise PhaseFailed('could not unpause the simulator')
+
     def close(self):
         """Stop the thread and shut the context down."""
         self._stop.set()
@@ -135,23 +179,29 @@ def run_phase(runner, scenario, label, mode, duration, lock_step, folder, monito
     """Run one experiment; return (record, diagnostics figures).
 
     ``mode`` None runs the simulator alone (zero torque); otherwise the rnea node runs in that
-    mode (plus the reference publisher for computed_torque).
+    mode (plus the reference publisher for computed_torque). The simulator starts paused and
+    runs once the node reports (on /diagnostics) that it is commanding with fresh inputs.
     """
     record_file = os.path.join(folder, 'records', label + '.npz')
     if os.path.exists(record_file):
         os.remove(record_file)
-    if monitor is not None:
-        monitor.take()
+    controlled = mode is not None
     simulator = runner.start(label + '_mujoco_sim', 'rnea_ros.mujoco_sim', scenario.sim_parameters(
         duration=duration, lock_step=lock_step, record_file=record_file,
-        real_time_factor=real_time_factor, wait_for_first_command=mode is not None,
-        sync_reference=mode == 'computed_torque'))
-    if mode is not None:
-        runner.start(label + '_rnea', 'rnea_ros.node', scenario.rnea_parameters(mode))
+        real_time_factor=real_time_factor, wait_for_first_command=controlled,
+        sync_reference=mode == 'computed_torque', paused=controlled))
+    processes = [simulator]
+    if controlled:
+        processes.append(runner.start(label + '_rnea', 'rnea_ros.node',
+                                      scenario.rnea_parameters(mode)))
     if mode == 'computed_torque':
-        runner.start(label + '_reference', 'rnea_ros.reference_trajectory',
-                     scenario.reference_parameters(lock_step))
+        processes.append(runner.start(label + '_reference', 'rnea_ros.reference_trajectory',
+                                      scenario.reference_parameters(lock_step)))
     try:
+        if controlled:
+            monitor.wait_until_commanding(mode, processes)
+            monitor.take()
+            monitor.unpause_simulator()
         simulator.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         raise PhaseFailed('{}: the simulator did not finish within {} s; see the logs in {}'
@@ -186,7 +236,7 @@ def run_demo(folder, urdf_file=None, duration=10.0, lock_step=False, domain_id=N
     log('robot: {} ({} joints), ROS_DOMAIN_ID={}, {} mode, {:.0f} s per experiment'.format(
         scenario.urdf_file, len(scenario.joint_names), domain_id,
         'lock-step' if lock_step else 'free-running real-time', duration))
-    monitor = DiagnosticsMonitor(domain_id)
+    monitor = DemoMonitor(domain_id)
     started = time.monotonic()
     try:
         log('[1/3] gravity compensation ...')

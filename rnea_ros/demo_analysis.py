@@ -16,8 +16,8 @@ def load_record(path):
         record = {key: data[key] for key in data.files}
     for key in ('joint_names', 'command_joints'):
         record[key] = [str(name) for name in record[key]]
-    for key in ('steps', 'commands_received', 'commands_rejected', 'lock_step_timeouts',
-                'sync_timeouts', 'overruns', 'clamp_count'):
+    for key in ('steps', 'commands_received', 'commands_while_running', 'commands_rejected',
+                'lock_step_timeouts', 'sync_timeouts', 'overruns', 'clamp_count'):
         if key in record:
             record[key] = int(record[key])
     return record
@@ -49,12 +49,13 @@ def command_figures(record):
     ages = np.asarray(record['command_age'][1:], dtype=float)
     finite = ages[np.isfinite(ages)]
     step = float(np.median(np.diff(record['time']))) if len(ages) else 0.0
+    commands = record.get('commands_while_running', record.get('commands_received', 0))
     return {
         'simulated_s': sim_time,
         'wall_s': wall_time,
         'real_time_factor': sim_time / wall_time if wall_time > 0 else float('inf'),
-        'commands': record.get('commands_received', 0),
-        'command_rate_hz': record.get('commands_received', 0) / sim_time if sim_time else 0.0,
+        'commands': commands,
+        'command_rate_hz': commands / sim_time if sim_time else 0.0,
         # the record is taken after each step, so a command answering the previous joint
         # state is one step old
         'steps_with_latest_command': float(np.mean(ages <= 1.5 * step)) if len(ages) else 0.0,

@@ -10,10 +10,11 @@ import sys
 import time
 
 import numpy as np
-from rcl_interfaces.msg import ParameterType
+from rcl_interfaces.msg import ParameterType, SetParametersResult
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -48,6 +49,9 @@ PARAMETERS = (
      'lock-step only: before the joint state of time t goes out, wait (up to '
      'lock_step_timeout) for a trajectory_msgs/JointTrajectory on this topic stamped t or '
      'later, e.g. the reference publisher driven by /clock; empty: no wait'),
+    ('paused', False, ParameterType.PARAMETER_BOOL,
+     'hold the state (time frozen, joint states republished at 10 Hz) while true; the only '
+     'parameter that can change at run time (ros2 param set /mujoco_sim paused false)'),
     ('wait_for_first_command', False, ParameterType.PARAMETER_BOOL,
      'hold the initial state (time frozen) until the first effort command arrives'),
     ('command_topic', '/effort_controller/commands', ParameterType.PARAMETER_STRING,
@@ -120,9 +124,12 @@ class MujocoSimNode(Node):
         """Declare parameters and start waiting for a robot description."""
         super().__init__('mujoco_sim', **kwargs)
         declare_parameters(self, PARAMETERS)
+        self.paused = bool(self.param('paused'))
+        self.add_on_set_parameters_callback(self.on_set_parameters)
         self.simulation = None
         self.recorder = None
         self.commands_received = 0
+        self.commands_before_start = 0
         self.commands_rejected = 0
         self.lock_step_timeouts = 0
         self.overruns = 0
@@ -157,6 +164,21 @@ class MujocoSimNode(Node):
     def param(self, name):
         """Return a parameter's value."""
         return parameter_value(self, name)
+
+    def on_set_parameters(self, parameters):
+        """Accept run-time changes of ``paused`` only; the others are read at start."""
+        for parameter in parameters:
+            if parameter.name != 'paused':
+                return SetParametersResult(
+                    successful=False,
+                    reason='only paused can change while the simulator runs; restart it to '
+                    'change {}'.format(parameter.name))
+            if parameter.type_ != Parameter.Type.BOOL:
+                return SetParametersResult(successful=False, reason='paused must be a bool')
+        for parameter in parameters:
+            self.paused = parameter.value
+            self.get_logger().info('paused' if self.paused else 'running')
+        return SetParametersResult(successful=True)
 
     def on_description(self, msg):
         """Build the simulation from the first valid robot description received."""
@@ -250,6 +272,7 @@ class MujocoSimNode(Node):
         """Return run statistics as a dict of numbers."""
         return {'steps': self.simulation.steps if self.simulation else 0,
                 'commands_received': self.commands_received,
+                'commands_while_running': self.commands_received - self.commands_before_start,
                 'commands_rejected': self.commands_rejected,
                 'lock_step_timeouts': self.lock_step_timeouts,
                 'sync_timeouts': self.sync_timeouts,
@@ -286,12 +309,11 @@ class SimulationLoop:
             self.executor.spin_once(timeout_sec=0.1)
         return self.node.simulation is not None
 
-    def wait_for_first_command(self):
-        """Republish the frozen initial state (10 Hz) until a command arrives."""
-        node = self.node
-        while self.ok() and node.commands_received == 0:
-            node.publish_state()
-            self.spin_until(time.monotonic() + 0.1, lambda: node.commands_received > 0)
+    def hold(self, release):
+        """Republish the frozen state at 10 Hz until ``release()`` is true."""
+        while self.ok() and not release():
+            self.node.publish_state()
+            self.spin_until(time.monotonic() + 0.1, release)
 
     def run(self):
         """Run the simulation until ``duration`` is reached or ROS shuts down."""
@@ -299,9 +321,12 @@ class SimulationLoop:
         if not self.wait_for_robot():
             return
         simulation = node.simulation
+        if node.paused:
+            node.get_logger().info('paused: holding the initial state')
+            self.hold(lambda: not node.paused)
         if node.param('wait_for_first_command'):
             node.get_logger().info('holding the initial state until the first command')
-            self.wait_for_first_command()
+            self.hold(lambda: node.commands_received > 0)
         lock_step = node.param('lock_step')
         lock_timeout = node.param('lock_step_timeout')
         factor = node.param('real_time_factor')
@@ -309,10 +334,14 @@ class SimulationLoop:
         period = simulation.timestep / factor if factor > 0 else 0.0
         start = time.monotonic()
         deadline = start
+        node.commands_before_start = node.commands_received
         sync = lock_step and bool(node.param('sync_topic'))
         self.publish(sync, lock_timeout)
         self.record(start)
         while self.ok() and (duration <= 0 or simulation.time < duration - 1e-9):
+            if node.paused:
+                self.hold(lambda: not node.paused)
+                deadline = time.monotonic()
             if lock_step:
                 self.wait_for_answer(lock_timeout)
             elif period > 0.0:

@@ -100,11 +100,15 @@ class DemoScenario:
                                 frequency=self.frequency)
 
     def sim_parameters(self, duration=0.0, lock_step=False, record_file='',
-                       real_time_factor=1.0, wait_for_first_command=True, sync_reference=True):
+                       real_time_factor=1.0, wait_for_first_command=True, sync_reference=True,
+                       paused=False):
         """Return the mujoco_sim parameters (all joints commanded, in URDF order).
 
         In lock-step with ``sync_reference`` each joint state waits for the reference point of
-        its time, so the controller always has the reference of the step it answers.
+        its time, so the controller always has the reference of the step it answers. Commands
+        stay valid for 0.5 s (the rnea node's joint_state_timeout): on a shared, noisy machine a
+        controller process can stall for tens of milliseconds; the demo reports how old the
+        applied commands were.
         """
         params = {
             'urdf_file': self.urdf_file,
@@ -115,7 +119,9 @@ class DemoScenario:
             'wait_for_first_command': bool(wait_for_first_command),
             'real_time_factor': float(real_time_factor),
             'command_topic': COMMAND_TOPIC,
+            'command_timeout': 0.5,
             'duration': float(duration),
+            'paused': bool(paused),
         }
         if record_file:
             params['record_file'] = record_file

@@ -87,7 +87,8 @@ def test_command_figures_from_a_record():
     """Rates per simulated second, real-time factor and command ages come from the record."""
     record = {'time': np.arange(0, 1.001, 0.001), 'wall_time': np.arange(0, 2.002, 0.002),
               'command_age': np.r_[np.inf, np.full(900, 0.001), np.full(100, 0.004)],
-              'commands_received': 950, 'lock_step_timeouts': 0, 'overruns': 0}
+              'commands_received': 960, 'commands_while_running': 950, 'lock_step_timeouts': 0,
+              'overruns': 0}
     figures = analysis.command_figures(record)
     assert figures['command_rate_hz'] == pytest.approx(950.0)
     assert figures['real_time_factor'] == pytest.approx(0.5)

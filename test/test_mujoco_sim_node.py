@@ -263,3 +263,26 @@ def test_console_entry_points_are_declared():
                   'reference_trajectory = rnea_ros.reference_trajectory:main',
                   'add_ros2_control = rnea_ros.ros2_control_urdf:main'):
         assert entry in text
+
+
+def test_paused_holds_until_unpaused_and_only_paused_changes_at_run_time(context):
+    """paused=true freezes time; setting it false releases; other parameters are refused."""
+    sim = simulator(context, paused=True, duration=0.01)
+    result = sim.set_parameters([Parameter('physics_rate', value=500.0)])[0]
+    assert not result.successful and 'only paused' in result.reason
+    controller = Controller(context)
+    executor = rclpy.executors.SingleThreadedExecutor(context=context)
+    executor.add_node(sim)
+    executor.add_node(controller.node)
+    loop = SimulationLoop(sim, executor)
+    released = []
+
+    def release():
+        released.append(sim.simulation.steps)
+        return len(released) > 3
+    loop.hold(release)
+    assert sim.simulation.steps == 0 and len(released) > 3
+    assert sim.set_parameters([Parameter('paused', value=False)])[0].successful
+    assert not sim.paused
+    loop.run()
+    assert sim.simulation.steps == 10
