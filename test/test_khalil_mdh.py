@@ -49,8 +49,8 @@ def random_inertial(rng):
     m = rng.uniform(0.5, 3.0)
     A = rng.normal(size=(3, 3))
     M, MS, J = com_to_khalil(m, rng.normal(size=3) * 0.1, 0.05 * A @ A.T + 0.01 * np.eye(3))
-    return dict(M=M, MX=MS[0], MY=MS[1], MZ=MS[2], XX=J[0, 0], XY=J[0, 1], XZ=J[0, 2],
-                YY=J[1, 1], YZ=J[1, 2], ZZ=J[2, 2])
+    return {'M': M, 'MX': MS[0], 'MY': MS[1], 'MZ': MS[2], 'XX': J[0, 0], 'XY': J[0, 1],
+            'XZ': J[0, 2], 'YY': J[1, 1], 'YZ': J[1, 2], 'ZZ': J[2, 2]}
 
 
 def random_tree(rng):
@@ -184,24 +184,25 @@ def test_closed_loop_table_gives_the_tree_model_and_the_cut_joints():
 
 
 def test_angles_may_be_written_with_pi():
-    table = make_table([dict(j=1, a=0, alpha='-pi/2', theta='2*pi/3', d='0.1 + 0.05')])
+    table = make_table([{'j': 1, 'a': 0, 'alpha': '-pi/2', 'theta': '2*pi/3', 'd': '0.1 + 0.05'}])
     f = table.frames[0]
     assert f.alpha == -math.pi / 2 and f.theta == 2 * math.pi / 3 and f.d == pytest.approx(0.15)
 
 
 @pytest.mark.parametrize('rows, kwargs, message', [
-    ([dict(j=2, a=0)], {}, 'numbered'),
-    ([dict(j=1, a=1)], {}, 'antecedent'),
-    ([dict(j=1, a=0, sigma=3)], {}, 'sigma'),
-    ([dict(j=1, a=0, sigma=2, mu=1)], {}, 'fixed frame'),
-    ([dict(j=1, a=0, colour=3)], {}, 'unknown column'),
-    ([dict(j=1, a=0, alpha='import os')], {}, 'expression'),
-    ([dict(j=1, a=0, alpha='nan')], {}, 'expression'),
-    ([dict(j=1, a=0, M=-1)], {}, 'negative'),
-    ([dict(j=1, a=0), dict(j=2, a=1)], {'NL': 2, 'NJ': 3}, 'frames'),
-    ([dict(j=1, a=0), dict(j=2, a=0), dict(j=3, a=1, M=1), dict(j=4, a=2, sigma=2)],
+    ([{'j': 2, 'a': 0}], {}, 'numbered'),
+    ([{'j': 1, 'a': 1}], {}, 'antecedent'),
+    ([{'j': 1, 'a': 0, 'sigma': 3}], {}, 'sigma'),
+    ([{'j': 1, 'a': 0, 'sigma': 2, 'mu': 1}], {}, 'fixed frame'),
+    ([{'j': 1, 'a': 0, 'colour': 3}], {}, 'unknown column'),
+    ([{'j': 1, 'a': 0, 'alpha': 'import os'}], {}, 'expression'),
+    ([{'j': 1, 'a': 0, 'alpha': 'nan'}], {}, 'expression'),
+    ([{'j': 1, 'a': 0, 'M': -1}], {}, 'negative'),
+    ([{'j': 1, 'a': 0}, {'j': 2, 'a': 1}], {'NL': 2, 'NJ': 3}, 'frames'),
+    ([{'j': 1, 'a': 0}, {'j': 2, 'a': 0}, {'j': 3, 'a': 1, 'M': 1}, {'j': 4, 'a': 2, 'sigma': 2}],
      {'NL': 2, 'NJ': 3}, 'cut-joint frames'),
-    ([dict(j=1, a=0), dict(j=2, a=0), dict(j=3, a=1, sigma=2), dict(j=4, a=2, sigma=2)],
+    ([{'j': 1, 'a': 0}, {'j': 2, 'a': 0}, {'j': 3, 'a': 1, 'sigma': 2},
+      {'j': 4, 'a': 2, 'sigma': 2}],
      {'NL': 2, 'NJ': 3}, 'passive'),
 ])
 def test_malformed_tables_are_rejected_with_a_clear_message(rows, kwargs, message):
@@ -210,11 +211,11 @@ def test_malformed_tables_are_rejected_with_a_clear_message(rows, kwargs, messag
 
 
 def test_inconsistent_inertial_parameters_name_the_frame():
-    table = make_table([dict(j=1, a=0, M=1.0, MX=0.5, ZZ=0.01)])
+    table = make_table([{'j': 1, 'a': 0, 'M': 1.0, 'MX': 0.5, 'ZZ': 0.01}])
     with pytest.raises(ValueError, match='MDH frame 1: the inertial parameters are not'):
         model_from_mdh(table)
     with pytest.raises(ValueError, match='M = 0'):
-        model_from_mdh(make_table([dict(j=1, a=0, MX=0.5)]))
+        model_from_mdh(make_table([{'j': 1, 'a': 0, 'MX': 0.5}]))
 
 
 def test_bad_files_are_rejected():

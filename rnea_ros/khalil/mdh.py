@@ -140,8 +140,10 @@ class LoopConstraint:
 
 
 def mdh_transform(gamma, b, alpha, d, theta, r):
-    """Return the 4x4 iTj of eq. (1): Rot(z,gamma) Tran(z,b) Rot(x,alpha) Tran(x,d) Rot(z,theta)
-    Tran(z,r)."""
+    """Return the 4x4 iTj of eq. (1).
+
+    iTj = Rot(z, gamma) Tran(z, b) Rot(x, alpha) Tran(x, d) Rot(z, theta) Tran(z, r).
+    """
     T = np.eye(4)
     T[:3, :3] = rotz(gamma) @ rotx(alpha) @ rotz(theta)
     cg, sg = math.cos(gamma), math.sin(gamma)
