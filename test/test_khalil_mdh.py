@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
+from khalil_robots import random_tree
 from rnea_ros.khalil.mdh import (com_to_khalil, data_path, khalil_to_com, load_mdh,
                                  load_mdh_csv, load_mdh_yaml, loop_constraints, make_table,
                                  mdh_to_urdf, mdh_transform, model_from_mdh)
@@ -42,30 +43,6 @@ RX90_URDF = """<robot name="rx90_by_hand">
     <origin xyz="0 0 0" rpy="1.5707963267948966 0 0"/><axis xyz="0 0 1"/></joint>
 </robot>
 """
-
-
-def random_inertial(rng):
-    """Return Khalil's inertial columns of a random physically consistent link."""
-    m = rng.uniform(0.5, 3.0)
-    A = rng.normal(size=(3, 3))
-    M, MS, J = com_to_khalil(m, rng.normal(size=3) * 0.1, 0.05 * A @ A.T + 0.01 * np.eye(3))
-    return {'M': M, 'MX': MS[0], 'MY': MS[1], 'MZ': MS[2], 'XX': J[0, 0], 'XY': J[0, 1],
-            'XZ': J[0, 2], 'YY': J[1, 1], 'YZ': J[1, 2], 'ZZ': J[2, 2]}
-
-
-def random_tree(rng):
-    """Return a random tree table: branches, gamma and b, prismatic joints, a fixed frame."""
-    rows = []
-    for j, (a, sigma) in enumerate([(0, 0), (1, 0), (2, 1), (2, 0), (4, 2), (1, 0), (6, 1)],
-                                   start=1):
-        row = dict(j=j, a=a, sigma=sigma, mu=int(sigma < 2), gamma=rng.normal(),
-                   b=0.2 * rng.normal(), alpha=rng.normal(), d=0.3 * rng.normal(),
-                   theta=rng.normal(), r=0.2 * rng.normal(), **random_inertial(rng))
-        if sigma < 2:
-            row.update(Ia=rng.uniform(0.0, 0.1), Fv=rng.uniform(0.0, 0.5),
-                       Fs=rng.uniform(0.0, 0.5))
-        rows.append(row)
-    return make_table(rows, name='random_tree')
 
 
 def test_rx90_mdh_and_handwritten_urdf_give_the_same_dynamics():

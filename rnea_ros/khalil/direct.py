@@ -16,6 +16,7 @@ elastic-joint model of :mod:`rnea_ros.khalil.elastic`.
 
 import numpy as np
 
+from rnea_ros.khalil.newton_euler import cross3
 from rnea_ros.spatial import skew
 
 _DEFAULT_G = (0.0, 0.0, -9.81)
@@ -75,18 +76,18 @@ def hybrid_dynamics(tree, q, qd, Gamma, qdd, torque_known, gravity=None, fe=None
         wi = np.zeros(3) if i < 0 else w[i]
         jwi = R.T @ wi
         w[j] = jwi
-        gam[j, :3] = R.T @ np.cross(wi, np.cross(wi, P))
+        gam[j, :3] = R.T @ cross3(wi, cross3(wi, P))
         if k >= 0:
             qa = np.array([0.0, 0.0, qd[k]])
             a6[j, 2 if s == 1 else 5] = 1.0                    # (16)
             if s == 0:
                 w[j] = w[j] + qa
-                gam[j, 3:] = np.cross(jwi, qa)
+                gam[j, 3:] = cross3(jwi, qa)
             else:
-                gam[j, :3] += 2.0 * np.cross(jwi, qa)
+                gam[j, :3] += 2.0 * cross3(jwi, qa)
         MS, J = tree.MS[j], tree.J[j]
-        beta[j, :3] = -np.cross(w[j], np.cross(w[j], MS))
-        beta[j, 3:] = -np.cross(w[j], J @ w[j])
+        beta[j, :3] = -cross3(w[j], cross3(w[j], MS))
+        beta[j, 3:] = -cross3(w[j], J @ w[j])
         if fe is not None:
             beta[j] -= np.asarray(fe[j], dtype=float)
         Jst[j] = spatial_inertia(tree.M[j], MS, J)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rnea_ros.khalil.newton_euler import cross3
+
 
 @dataclass
 class FrameKinematics:
@@ -49,18 +51,18 @@ def frame_kinematics(tree, q, qd, qdd):
         if i >= 0:
             r = p - T[i, :3, 3]
             w[j], dw[j] = w[i], dw[i]
-            V[j] = V[i] + np.cross(w[i], r)
-            dV[j] = dV[i] + np.cross(dw[i], r) + np.cross(w[i], np.cross(w[i], r))
+            V[j] = V[i] + cross3(w[i], r)
+            dV[j] = dV[i] + cross3(dw[i], r) + cross3(w[i], cross3(w[i], r))
         k = tree.qindex[j]
         if k < 0:
             continue
         wi = w[j].copy()
         if tree.sigma[j] == 0:
             w[j] = w[j] + qd[k] * z
-            dw[j] = dw[j] + qdd[k] * z + np.cross(wi, qd[k] * z)
+            dw[j] = dw[j] + qdd[k] * z + cross3(wi, qd[k] * z)
         else:
             V[j] = V[j] + qd[k] * z
-            dV[j] = dV[j] + qdd[k] * z + 2.0 * np.cross(wi, qd[k] * z)
+            dV[j] = dV[j] + qdd[k] * z + 2.0 * cross3(wi, qd[k] * z)
     return FrameKinematics(T, V, w, dV, dw)
 
 
@@ -83,7 +85,7 @@ def frame_jacobian(tree, T, j, point=None):
         if k >= 0:
             z = T[m, :3, 2]
             if tree.sigma[m] == 0:
-                Jac[:3, k] = np.cross(z, p - T[m, :3, 3])
+                Jac[:3, k] = cross3(z, p - T[m, :3, 3])
                 Jac[3:, k] = z
             else:
                 Jac[:3, k] = z

@@ -71,24 +71,39 @@ def _const(x, order):
     return out
 
 
-def _prod(op, a, b):
-    """Return the jet of the bilinear product op(a, b) (Leibniz rule)."""
-    n = a.shape[0]
-    return np.array([sum(comb(m, k) * op(a[k], b[m - k]) for k in range(m + 1))
-                     for m in range(n)])
+def cross3(a, b):
+    """Return a x b for (..., 3) arrays (faster than numpy.cross on small arrays)."""
+    a1, a2, a3 = a[..., 0], a[..., 1], a[..., 2]
+    b1, b2, b3 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a2 * b3 - a3 * b2, a3 * b1 - a1 * b3, a1 * b2 - a2 * b1], axis=-1)
+
+
+_LEIBNIZ = {}
+
+
+def _leibniz(n):
+    """Return W[m, k, l] = C(m, k) if k + l = m else 0: (a b)^(m) = sum W[m,k,l] a^(k) b^(l)."""
+    if n not in _LEIBNIZ:
+        W = np.zeros((n, n, n))
+        for m in range(n):
+            for k in range(m + 1):
+                W[m, k, m - k] = comb(m, k)
+        _LEIBNIZ[n] = W
+    return _LEIBNIZ[n]
 
 
 def _mv(A, v):
-    return _prod(np.matmul, A, v)
+    """Return the jet of the matrix-vector product A v (Leibniz rule)."""
+    if A.shape[0] == 1:
+        return np.einsum('kab,kb->ka', A, v)
+    return np.einsum('mkl,kla->ma', _leibniz(A.shape[0]), np.einsum('kab,lb->kla', A, v))
 
 
 def _cross(u, v):
-    return _prod(np.cross, u, v)
-
-
-def _scale(s, v):
-    """Return the jet of scalar jet s times vector jet v."""
-    return _prod(lambda x, y: x * y, s, v)
+    """Return the jet of the cross product u x v (Leibniz rule)."""
+    if u.shape[0] == 1:
+        return cross3(u, v)
+    return np.einsum('mkl,klc->mc', _leibniz(u.shape[0]), cross3(u[:, None], v[None, :]))
 
 
 def _sincos(u):
@@ -177,7 +192,7 @@ def newton_euler_jets(tree, derivatives, gravity=None, fe=None, friction=True):
         f[j] = tree.M[j] * vd[j] + _cross(wd[j], _const(MS, order)) + _cross(w[j], wxMS)  # (22)
         Jw = np.einsum('ab,mb->ma', J, w[j])
         m[j] = (np.einsum('ab,mb->ma', J, wd[j]) + _cross(w[j], Jw)
-                + np.cross(MS, vd[j]))                              # (23)
+                + cross3(MS, vd[j]))                                 # (23)
         if fe is not None:
             f[j][0] += np.asarray(fe[j][:3], dtype=float)            # (26)
             m[j][0] += np.asarray(fe[j][3:], dtype=float)            # (27)
