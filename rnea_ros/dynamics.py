@@ -229,7 +229,7 @@ def _run_rnea(model, q, qd, qdd, f_ext, gravity, base_acceleration, ws):
     tau = np.empty(model.nv)
     try:
         status = kernels.rnea(model.ints, model.reals, ws.data, q, qd, qdd, tau)
-    except TypeError:   # not float64 C-contiguous 1-D arrays: convert and check, then retry
+    except (TypeError, ValueError):   # not float64 C-contiguous vectors: convert, check, retry
         q = _vector(q, model.nq, 'q', model)
         qd = _vector(qd, model.nv, 'qd', model)
         qdd = _vector(qdd, model.nv, 'qdd', model)
@@ -255,7 +255,7 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, base_accelerat
             tau = np.empty(model.nv)
             try:
                 status = kernels.rnea(model.ints, model.reals, ws.data, q, qd, qdd, tau)
-            except TypeError:
+            except (TypeError, ValueError):   # not float64 C-contiguous vectors
                 status = -1
             if status == 0:
                 return tau
@@ -308,3 +308,25 @@ def coriolis_torques(model, q, qd, ws=None):
 __all__ = ['inverse_dynamics', 'inverse_dynamics_batch', 'reaction_wrenches',
            'gravity_torques', 'bias_forces', 'coriolis_torques', 'external_wrenches', 'rnea',
            'FREE_FLYER']
+
+
+def link_pose(model, q, link):
+    """Return (R, p): the orientation and origin of a link in the root (world) frame at q."""
+    q = _vector(q, model.nq, 'q', model)
+    try:
+        body, R_bl, p_bl = model.link_body[link]
+    except KeyError:
+        raise ValueError(f"robot '{model.name}' has no link '{link}'") from None
+    chain = []
+    while body >= 0:
+        chain.append(body)
+        body = model.ints[body, PARENT]
+    R, p = np.eye(3), np.zeros(3)
+    for b in reversed(chain):
+        X = jcalc(model.ints[b, KIND], model.reals[b, AXIS:AXIS + 3],
+                  joint_state(model, b, q, NQ))[0] @ placement(model, b)
+        E = X[3:, 3:]                       # b_R_parent
+        Er = -E.T @ X[:3, 3:]               # [r], r = origin of b in the parent frame
+        p = p + R @ np.array([Er[2, 1], Er[0, 2], Er[1, 0]])
+        R = R @ E.T
+    return R @ R_bl, p + R @ p_bl
