@@ -8,21 +8,21 @@ and the position ``p`` of the body origin in the parent frame, so that (``[lin; 
 - force to the parent: ``f' = R f``,   ``n' = R n + p x (R f)``       (X^T f)
 - inertia times motion: ``f = m v - h x w``, ``n = I_O w + h x v``   (h = m c)
 
-Per-body results live in ``ws`` ((nbodies + 1) x 36): per body R(9) p(3) v(6) a(6) f(6) and the
-external wrench f_ext(6) in the body frame; the last row holds a_0 = a_base - a_g.  Kernels return a
-status code instead of raising: 0 = ok, otherwise the index (1-based) of the first input that is
-not finite, which the Python wrappers turn into a ValueError naming the joint.
+Per-body results live in ``ws`` ((nbodies + 1) x 36): per body R(9) p(3) v(6) a(6) f(6) and
+the external wrench f_ext(6) in the body frame; the last row holds a_0 = a_base - a_g.  Kernels
+return a status code instead of raising (STATUS_* below), which the Python wrappers turn into a
+ValueError naming the argument and the joint.
 """
 
 import numba
 from numba import types
 import numpy as np
 
-from rnea_ros.joints import FREE_FLYER, PRISMATIC, REVOLUTE
+from rnea_ros.joints import FREE_FLYER, REVOLUTE
 from rnea_ros.model import (AXIS, AXIS_CODE, GENERAL_AXIS, H, I_O, IQ, IV, KIND, MASS, P_T,
                             PARENT, R_T)
 
-_OPTS = dict(nogil=True, cache=True, error_model='numpy')
+_OPTS = {'nogil': True, 'cache': True, 'error_model': 'numpy'}
 
 STATUS_OK = 0
 STATUS_BAD_Q = 1
@@ -278,8 +278,8 @@ def rnea(ints, reals, ws, q, qd, qdd, tau):
     return STATUS_OK
 
 
-@numba.njit(types.UniTuple(types.int64, 2)(_INTS, _REALS, _MAT, _MAT, _MAT, _MAT, _MAT,
-                                            types.int64), parallel=True, **_OPTS)
+@numba.njit(types.UniTuple(types.int64, 2)(
+    _INTS, _REALS, _MAT, _MAT, _MAT, _MAT, _MAT, types.int64), parallel=True, **_OPTS)
 def rnea_batch(ints, reals, ws, Q, QD, QDD, TAU, nchunks):
     """Inverse dynamics for every row of Q, QD, QDD into TAU, in nchunks parallel chunks.
 

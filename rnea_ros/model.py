@@ -49,7 +49,7 @@ class JointSpec:
     """A joint: the pose of its frame (= child link frame at q = 0) in the parent link frame."""
 
     name: str
-    type: str
+    type: str  # noqa: A003 - the URDF attribute's name
     parent: str
     child: str
     rotation: np.ndarray = field(default_factory=lambda: np.eye(3))

@@ -52,7 +52,7 @@ def test_coriolis_is_quadratic_in_velocity(model):
 
 
 def test_tau_is_mass_matrix_times_acceleration_plus_bias(model):
-    """tau = M qdd + C qd + g, with M symmetric positive definite (rigid bodies, no armature)."""
+    """Torques are M qdd + C qd + g, with M symmetric positive definite (rigid bodies)."""
     rng = np.random.default_rng(5)
     q, qd, qdd = random_state(model, rng)
     M = mass_matrix_by_columns(model, q)
@@ -133,5 +133,6 @@ def test_payload_wrench_equals_gravity_of_added_mass():
     wrench = np.concatenate([weight, np.cross(offset, weight)])  # about the link origin
     np.testing.assert_allclose(gravity_torques(model, q, f_ext={link: wrench}),
                                gravity_torques(heavy, q), rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(gravity_torques(heavy, q, f_ext={'payload': np.r_[-weight, 0, 0, 0]}),
-                               gravity_torques(model, q), rtol=1e-10, atol=1e-10)
+    lift = {'payload': np.r_[-weight, 0.0, 0.0, 0.0]}
+    np.testing.assert_allclose(gravity_torques(heavy, q, f_ext=lift), gravity_torques(model, q),
+                               rtol=1e-10, atol=1e-10)

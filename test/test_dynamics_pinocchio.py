@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
-from robots import all_urdfs, PinocchioOracle, random_state, urdf_path, URDF
+from robots import all_urdfs, PinocchioOracle, random_state, URDF, urdf_path
 
 pytest.importorskip('pinocchio')
 
