@@ -62,8 +62,8 @@ def main():
     import numba
     print(f'numba threads: {numba.get_num_threads()}, {args.repeats} repeats x {args.calls} '
           'calls, median per call (us)')
-    header = (f'| robot | base | nv | rnea_ros per call | Pinocchio per call | ratio | '
-              f'batch per sample | batch / Pinocchio |')
+    header = ('| robot | base | nv | rnea_ros per call | Pinocchio per call | ratio | '
+              'batch per sample | batch / Pinocchio |')
     print(header)
     print('|' + '---|' * 8)
     for robot in ROBOTS:
