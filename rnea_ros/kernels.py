@@ -303,3 +303,231 @@ def rnea_batch(ints, reals, ws, Q, QD, QDD, TAU, nchunks):
         if status[c] != STATUS_OK:
             return status[c], bad_row[c]
     return STATUS_OK, -1
+
+
+# -- articulated-body algorithm (seed 002, RBDA 7.3) ----------------------------------------------
+
+STATUS_SINGULAR = 100      # + body index: d_i is not positive (massless subtree, no armature)
+# Columns of one row of the ABA workspace (per body).
+B_IA, B_PA, B_C, B_U, B_DINV, B_u, B_A, B_N = 0, 36, 42, 48, 84, 120, 126, 132
+
+
+@numba.njit(**_OPTS)
+def _plucker_matrix(ws, b, X):
+    """Fill the 6x6 motion transform X = [[E, -E [p]], [0, E]], E = R^T, of body b."""
+    px, py, pz = ws[b, W_P], ws[b, W_P + 1], ws[b, W_P + 2]
+    for r in range(3):
+        e0, e1, e2 = ws[b, r], ws[b, 3 + r], ws[b, 6 + r]      # row r of E = column r of R
+        X[r, 0], X[r, 1], X[r, 2] = e0, e1, e2
+        X[3 + r, 3], X[3 + r, 4], X[3 + r, 5] = e0, e1, e2
+        X[3 + r, 0] = X[3 + r, 1] = X[3 + r, 2] = 0.0
+        # -E [p]: row r = -(e x p)... computed as -(e^T [p]) = (p x e)^T
+        X[r, 3] = -(e1 * pz - e2 * py)
+        X[r, 4] = -(e2 * px - e0 * pz)
+        X[r, 5] = -(e0 * py - e1 * px)
+
+
+@numba.njit(**_OPTS)
+def _motion_subspace(ints, reals, b, S):
+    """Fill S (6 x 6, first nv columns used) for body b; return the joint's nv."""
+    for r in range(6):
+        for k in range(6):
+            S[r, k] = 0.0
+    kind = ints[b, KIND]
+    if kind == FREE_FLYER:
+        for r in range(6):
+            S[r, r] = 1.0
+        return 6
+    off = 3 if kind == REVOLUTE else 0
+    for r in range(3):
+        S[off + r, 0] = reals[b, AXIS + r]
+    return 1
+
+
+@numba.njit(**_OPTS)
+def _solve_spd(A, n, x):
+    """Solve A y = x in place (A n x n symmetric, Cholesky); return False if not positive."""
+    L = np.zeros((6, 6))
+    scale = 1.0
+    for i in range(n):
+        scale = max(scale, abs(A[i, i]))
+    for i in range(n):
+        for j in range(i + 1):
+            s = A[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            if i == j:
+                if s <= 1e-12 * scale:
+                    return False
+                L[i, i] = np.sqrt(s)
+            else:
+                L[i, j] = s / L[j, j]
+    for i in range(n):
+        s = x[i]
+        for k in range(i):
+            s -= L[i, k] * x[k]
+        x[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = x[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * x[k]
+        x[i] = s / L[i, i]
+    return True
+
+
+@numba.njit(types.int64(_INTS, _REALS, _MAT, _MAT, _VEC, _VEC, _VEC, _VEC, _VEC), **_OPTS)
+def aba(ints, reals, ws, wa, armature, q, qd, tau, qdd):
+    """Forward dynamics by the articulated-body algorithm into qdd; returns a status code."""
+    status = check_state(ints, q, qd, tau)
+    if status != STATUS_OK:
+        return status
+    nb = ints.shape[0]
+    X = np.empty((6, 6))
+    S = np.empty((6, 6))
+    T = np.empty((6, 6))
+    Ia = np.empty((6, 6))
+    D = np.empty((6, 6))
+    y = np.empty(6)
+    pa = np.empty(6)
+    # Pass 1: velocities, bias accelerations c_i = v_i x vJ, IA_i = I_i, pA_i = v x* I v - f_ext.
+    for b in range(nb):
+        _joint_placement(ints, reals, q, b, ws)
+        lam = ints[b, PARENT]
+        iv = ints[b, IV]
+        n = _motion_subspace(ints, reals, b, S)
+        if lam < 0:
+            for r in range(6):
+                ws[b, W_V + r] = 0.0
+        else:
+            _motion_to_body(ws, b, ws[lam, W_V], ws[lam, W_V + 1], ws[lam, W_V + 2],
+                            ws[lam, W_V + 3], ws[lam, W_V + 4], ws[lam, W_V + 5], W_V)
+        vp = ws[b, W_V:W_V + 6].copy()        # velocity of the parent part, in body b
+        for r in range(6):
+            s = 0.0
+            for k in range(n):
+                s += S[r, k] * qd[iv + k]
+            y[r] = s                          # vJ
+            ws[b, W_V + r] = vp[r] + s
+        vx, vy, vz = ws[b, W_V], ws[b, W_V + 1], ws[b, W_V + 2]
+        ox, oy, oz = ws[b, W_V + 3], ws[b, W_V + 4], ws[b, W_V + 5]
+        # c = v x vJ = [w x jl + vl x jw; w x jw]
+        wa[b, B_C] = oy * y[2] - oz * y[1] + vy * y[5] - vz * y[4]
+        wa[b, B_C + 1] = oz * y[0] - ox * y[2] + vz * y[3] - vx * y[5]
+        wa[b, B_C + 2] = ox * y[1] - oy * y[0] + vx * y[4] - vy * y[3]
+        wa[b, B_C + 3] = oy * y[5] - oz * y[4]
+        wa[b, B_C + 4] = oz * y[3] - ox * y[5]
+        wa[b, B_C + 5] = ox * y[4] - oy * y[3]
+        # IA = I_b as a 6x6 matrix (columns: I e_k)
+        for k in range(6):
+            e = np.zeros(6)
+            e[k] = 1.0
+            col = _inertia_times(reals, b, e[0], e[1], e[2], e[3], e[4], e[5])
+            for r in range(6):
+                wa[b, B_IA + 6 * r + k] = col[r]
+        g0, g1, g2, g3, g4, g5 = _inertia_times(reals, b, vx, vy, vz, ox, oy, oz)
+        wa[b, B_PA] = oy * g2 - oz * g1 - ws[b, W_X]
+        wa[b, B_PA + 1] = oz * g0 - ox * g2 - ws[b, W_X + 1]
+        wa[b, B_PA + 2] = ox * g1 - oy * g0 - ws[b, W_X + 2]
+        wa[b, B_PA + 3] = oy * g5 - oz * g4 + vy * g2 - vz * g1 - ws[b, W_X + 3]
+        wa[b, B_PA + 4] = oz * g3 - ox * g5 + vz * g0 - vx * g2 - ws[b, W_X + 4]
+        wa[b, B_PA + 5] = ox * g4 - oy * g3 + vx * g1 - vy * g0 - ws[b, W_X + 5]
+    # Pass 2 (leaves to root): U = IA S, D = S^T U + armature, u = tau - S^T pA, and the
+    # articulated inertia and bias force handed to the parent.
+    for b in range(nb - 1, -1, -1):
+        lam = ints[b, PARENT]
+        iv = ints[b, IV]
+        n = _motion_subspace(ints, reals, b, S)
+        for r in range(6):
+            for k in range(n):
+                s = 0.0
+                for m in range(6):
+                    s += wa[b, B_IA + 6 * r + m] * S[m, k]
+                wa[b, B_U + 6 * r + k] = s
+        for i in range(n):
+            for k in range(n):
+                s = armature[iv + i] if i == k else 0.0
+                for m in range(6):
+                    s += S[m, i] * wa[b, B_U + 6 * m + k]
+                D[i, k] = s
+            s = tau[iv + i]
+            for m in range(6):
+                s -= S[m, i] * wa[b, B_PA + m]
+            wa[b, B_u + i] = s
+        # Dinv columns: solve D x = e_k
+        for k in range(n):
+            for i in range(n):
+                y[i] = 1.0 if i == k else 0.0
+            if not _solve_spd(D, n, y):
+                return STATUS_SINGULAR + b
+            for i in range(n):
+                wa[b, B_DINV + 6 * i + k] = y[i]
+        if lam < 0:
+            continue
+        # Ia = IA - U Dinv U^T ; pa = pA + Ia c + U Dinv u
+        for r in range(6):
+            for k in range(6):
+                s = wa[b, B_IA + 6 * r + k]
+                for i in range(n):
+                    for j in range(n):
+                        s -= wa[b, B_U + 6 * r + i] * wa[b, B_DINV + 6 * i + j] \
+                            * wa[b, B_U + 6 * k + j]
+                Ia[r, k] = s
+        for i in range(n):
+            s = 0.0
+            for j in range(n):
+                s += wa[b, B_DINV + 6 * i + j] * wa[b, B_u + j]
+            y[i] = s
+        for r in range(6):
+            s = wa[b, B_PA + r]
+            for k in range(6):
+                s += Ia[r, k] * wa[b, B_C + k]
+            for i in range(n):
+                s += wa[b, B_U + 6 * r + i] * y[i]
+            pa[r] = s
+        # IA_parent += X^T Ia X ; pA_parent += X^T pa
+        _plucker_matrix(ws, b, X)
+        for r in range(6):
+            for k in range(6):
+                s = 0.0
+                for m in range(6):
+                    s += Ia[r, m] * X[m, k]
+                T[r, k] = s
+        for r in range(6):
+            for k in range(6):
+                s = 0.0
+                for m in range(6):
+                    s += X[m, r] * T[m, k]
+                wa[lam, B_IA + 6 * r + k] += s
+            s = 0.0
+            for m in range(6):
+                s += X[m, r] * pa[m]
+            wa[lam, B_PA + r] += s
+    # Pass 3 (root to leaves): a' = X a_parent + c, qdd = Dinv (u - U^T a'), a = a' + S qdd.
+    for b in range(nb):
+        lam = ints[b, PARENT]
+        iv = ints[b, IV]
+        n = _motion_subspace(ints, reals, b, S)
+        if lam < 0:
+            _motion_to_body(ws, b, ws[nb, 0], ws[nb, 1], ws[nb, 2], ws[nb, 3], ws[nb, 4],
+                            ws[nb, 5], W_A)
+        else:
+            _motion_to_body(ws, b, ws[lam, W_A], ws[lam, W_A + 1], ws[lam, W_A + 2],
+                            ws[lam, W_A + 3], ws[lam, W_A + 4], ws[lam, W_A + 5], W_A)
+        for r in range(6):
+            ws[b, W_A + r] += wa[b, B_C + r]
+        for i in range(n):
+            s = wa[b, B_u + i]
+            for m in range(6):
+                s -= wa[b, B_U + 6 * m + i] * ws[b, W_A + m]
+            y[i] = s
+        for i in range(n):
+            s = 0.0
+            for j in range(n):
+                s += wa[b, B_DINV + 6 * i + j] * y[j]
+            qdd[iv + i] = s
+        for r in range(6):
+            s = 0.0
+            for k in range(n):
+                s += S[r, k] * qdd[iv + k]
+            ws[b, W_A + r] += s
+    return STATUS_OK
