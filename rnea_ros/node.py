@@ -28,13 +28,12 @@ from rclpy.exceptions import ParameterException, ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
+from rnea_ros import node_io, node_params
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
-
-from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
-from rnea_ros import node_io, node_params
 
 _TYPES = {
     'bool': Parameter.Type.BOOL,
