@@ -28,7 +28,8 @@ from rnea_ros.spatial import rpy_to_matrix, skew
 # Layout of one row of RobotModel.reals (per body).
 R_T, P_T, AXIS, MASS, H, I_O, NREAL = 0, 9, 12, 15, 16, 19, 28
 # Layout of one row of RobotModel.ints (per body).
-PARENT, KIND, IQ, IV, NINT = 0, 1, 2, 3, 4
+PARENT, KIND, IQ, IV, AXIS_CODE, NINT = 0, 1, 2, 3, 4, 5
+GENERAL_AXIS = 6   # AXIS_CODE: 0-2 = +x, +y, +z; 3-5 = -x, -y, -z; 6 = any other axis
 
 _DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
@@ -48,7 +49,7 @@ class JointSpec:
     """A joint: the pose of its frame (= child link frame at q = 0) in the parent link frame."""
 
     name: str
-    type: str
+    type: str  # noqa: A003 - the URDF attribute's name
     parent: str
     child: str
     rotation: np.ndarray = field(default_factory=lambda: np.eye(3))
@@ -78,24 +79,49 @@ def _check_link(link):
         raise ValueError(f"link '{link.name}' has negative mass {mass}")
     if not np.allclose(inertia, inertia.T, rtol=0.0, atol=1e-12 + 1e-9 * np.abs(inertia).max()):
         raise ValueError(f"inertia of link '{link.name}' is not symmetric")
-    if np.linalg.eigvalsh(inertia).min() < -1e-9 * max(1.0, np.abs(inertia).max()):
+    # Real URDFs carry rounding noise: tiny negative eigenvalues (< 1e-6 kg m^2) pass.
+    if np.linalg.eigvalsh(inertia).min() < -1e-6 * max(1.0, np.abs(inertia).max()):
         raise ValueError(f"inertia of link '{link.name}' is not positive semi-definite: "
                          f'eigenvalues {np.linalg.eigvalsh(inertia).tolist()}')
-    if mass == 0.0 and np.abs(inertia).max() > 0.0:
-        raise ValueError(f"link '{link.name}' has rotational inertia but zero mass")
     return mass, com, inertia
 
 
+def _axis_code(axis):
+    """Return 0-5 for a joint axis along +-x, +-y, +-z (fast kernels), else GENERAL_AXIS."""
+    for k in range(3):
+        for sign, code in ((1.0, k), (-1.0, k + 3)):
+            if np.array_equal(axis, sign * np.eye(3)[k]):
+                return code
+    return GENERAL_AXIS
+
+
 class Workspace:
-    """Per-call results of the algorithms (Pinocchio's ``Data``): one per thread of use."""
+    """Per-call results of the algorithms (Pinocchio's ``Data``): one per thread of use.
+
+    ``data`` is one (nbodies + 1, 36) array (few kernel arguments make fast calls): per body the
+    transform to its parent R(9) p(3), velocity v(6), acceleration a(6), body force f(6) and
+    external wrench f_ext(6); the last row holds a_0 = a_base - a_g.
+    """
 
     def __init__(self, model):
         """Allocate the arrays for a model; nothing is allocated per call afterwards."""
-        nb = model.nbodies
-        self.body = np.zeros((nb, 30))        # per body: R(9) p(3) v(6) a(6) f(6)
-        self.fext = np.zeros((nb, 6))         # external wrenches, body frames
-        self.gravity = np.array(_DEFAULT_GRAVITY)
-        self.base_acceleration = np.zeros(6)
+        self.nbodies = model.nbodies
+        self.data = np.zeros((model.nbodies + 1, 36))
+        self.fext = self.data[:model.nbodies, 30:36]
+        self.a0 = self.data[model.nbodies, :6]
+        self.custom = False           # True while f_ext or a_0 differ from the defaults
+        self.reset()
+
+    def reset(self):
+        """Clear external wrenches and set a_0 to the default gravity (0, 0, -9.81)."""
+        self.fext[:] = 0.0
+        self.a0[:] = (0.0, 0.0, -_DEFAULT_GRAVITY[2], 0.0, 0.0, 0.0)
+        self.custom = False
+
+    @property
+    def body_forces(self):
+        """Return the (nbodies, 6) body forces f_i of the last call, [force, torque]."""
+        return self.data[:self.nbodies, 24:30]
 
 
 class RobotModel:
@@ -188,7 +214,7 @@ class RobotModel:
         # Lump every link's inertia into its body (parallel-axis theorem).
         for lk, (b, R, p) in link_body.items():
             m, c, Ic = link_by_name[lk]
-            if b < 0 or m == 0.0:
+            if b < 0 or (m == 0.0 and not Ic.any()):
                 continue
             c_b = R @ c + p
             C = skew(c_b)
@@ -227,6 +253,7 @@ class RobotModel:
                 joint = moving_by_child[body_links[b]]
                 ints[b, IQ] = off_q + joint_index[joint.name]
                 ints[b, IV] = off_v + joint_index[joint.name]
+            ints[b, AXIS_CODE] = _axis_code(axes[b])
             reals[b, R_T:R_T + 9] = placement_R[b].ravel()
             reals[b, P_T:P_T + 3] = placement_p[b]
             reals[b, AXIS:AXIS + 3] = axes[b]
@@ -253,12 +280,14 @@ class RobotModel:
         self.urdf_damping = np.array([j.damping for j in ordered], dtype=float)
         self.urdf_friction = np.array([j.friction for j in ordered], dtype=float)
         mimic = []
+        self.warnings = []
         for j in ordered:
             if j.mimic is not None:
                 driver, mult, offset = j.mimic
                 if driver not in joint_index:
-                    raise ValueError(f"joint '{j.name}' mimics '{driver}', which is not a "
-                                     'moving joint of the model')
+                    self.warnings.append(f"joint '{j.name}' mimics '{driver}', which is not a "
+                                         'moving joint: it is treated as an independent joint')
+                    continue
                 mimic.append((j.name, driver, float(mult), float(offset)))
         self.mimic = tuple(mimic)
         for arr in (self.ints, self.reals, self.joint_body, self.effort_limits,
