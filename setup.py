@@ -25,6 +25,7 @@ setup(
     entry_points={
         'console_scripts': [
             'rnea-ros = rnea_ros.cli:main',
+            'rnea_node = rnea_ros.node:main',
         ],
     },
 )

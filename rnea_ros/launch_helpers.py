@@ -1,0 +1,152 @@
+"""The logic behind launch/rnea.launch.py and launch/gravity_compensation.launch.py.
+
+Launch files stay declarative: they declare the arguments listed here and hand the launch
+configuration (a dict of strings) to :func:`rnea_launch_setup`, which turns it into launch_ros
+actions.  The pure functions (argument parsing, parameter lists) are unit-tested without
+``launch``; only :func:`declare_arguments` and :func:`rnea_launch_setup` import it.
+"""
+
+import os
+import sysconfig
+
+PACKAGE = 'rnea_ros'
+
+# (name, default, description) of rnea.launch.py's arguments.
+RNEA_ARGUMENTS = (
+    ('urdf_file', '', 'URDF file for the rnea node; empty: use the robot_description topic'),
+    ('mode', '', 'inverse_dynamics, gravity_compensation, gravity_coriolis or computed_torque; '
+                 'empty: as in params_file'),
+    ('params_file', '', 'YAML parameter file (default: the installed config/rnea.yaml)'),
+    ('command_topic', '', 'Float64MultiArray effort command topic (e.g. '
+                          '/effort_controller/commands); empty: as in params_file'),
+    ('command_joints', '', 'comma-separated joint order of the commands; empty: as in '
+                           'params_file'),
+    ('namespace', '', 'ROS namespace of the node'),
+    ('use_sim_time', 'false', 'use /clock (true/false)'),
+    ('publish_robot_description', 'false',
+     'also start robot_state_publisher with urdf_file (true/false)'),
+)
+
+# gravity_compensation.launch.py: same arguments, hardware defaults.
+GRAVITY_COMPENSATION_DEFAULTS = {
+    'mode': 'gravity_compensation',
+    'params_file': 'gravity_compensation.yaml',
+    'command_topic': '/effort_controller/commands',
+}
+
+
+def arguments(defaults=None):
+    """Return the (name, default, description) rows with some defaults replaced.
+
+    The params_file default is resolved to the full path of the installed YAML file.
+    """
+    defaults = dict(defaults or {})
+    defaults['params_file'] = resolve_params_file(defaults.get('params_file'))
+    return tuple((name, defaults.get(name, default), text)
+                 for name, default, text in RNEA_ARGUMENTS)
+
+
+def config_dir():
+    """Return the folder of the package's YAML files (installed share, else the source tree)."""
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        return os.path.join(get_package_share_directory(PACKAGE), 'config')
+    except (ImportError, LookupError, OSError):
+        pass
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config')
+    if os.path.isdir(here):
+        return here
+    return os.path.join(sysconfig.get_paths()['data'], 'share', PACKAGE, 'config')
+
+
+def resolve_params_file(value):
+    """Return the parameter file path: a path as given, a bare name from config_dir()."""
+    value = value or 'rnea.yaml'
+    if os.sep in value or os.path.isabs(value):
+        return value
+    return os.path.join(config_dir(), value)
+
+
+def parse_bool(value, name):
+    """Parse a launch argument true/false (also 1/0, yes/no); ValueError otherwise."""
+    text = str(value).strip().lower()
+    if text in ('true', '1', 'yes', 'on'):
+        return True
+    if text in ('false', '0', 'no', 'off', ''):
+        return False
+    raise ValueError(f"launch argument {name} must be true or false, got '{value}'")
+
+
+def parse_list(value):
+    """Parse a comma-separated (optionally bracketed) list of names."""
+    text = str(value).strip().strip('[]')
+    return [item.strip().strip('\'"') for item in text.split(',') if item.strip()]
+
+
+def rnea_parameters(config):
+    """Return the ``parameters`` list for the rnea node from the launch configuration.
+
+    The parameter file comes first; launch arguments that are set override it.
+    """
+    overrides = {'use_sim_time': parse_bool(config.get('use_sim_time', 'false'),
+                                            'use_sim_time')}
+    if config.get('urdf_file'):
+        overrides['urdf_file'] = os.path.abspath(os.path.expanduser(config['urdf_file']))
+    for name in ('mode', 'command_topic'):
+        if config.get(name):
+            overrides[name] = config[name]
+    joints = parse_list(config.get('command_joints', ''))
+    if joints:
+        overrides['command_joints'] = joints
+    return [resolve_params_file(config.get('params_file')), overrides]
+
+
+def rnea_node_kwargs(config):
+    """Return the keyword arguments of launch_ros.actions.Node for the rnea node."""
+    return {
+        'package': PACKAGE,
+        'executable': 'rnea_node',
+        'name': 'rnea',
+        'namespace': config.get('namespace', ''),
+        'parameters': rnea_parameters(config),
+        'output': 'screen',
+        'emulate_tty': True,
+    }
+
+
+def robot_state_publisher_kwargs(config):
+    """Return the Node keyword arguments of robot_state_publisher, or None when not asked for."""
+    if not parse_bool(config.get('publish_robot_description', 'false'),
+                      'publish_robot_description'):
+        return None
+    if not config.get('urdf_file'):
+        raise ValueError('publish_robot_description:=true needs urdf_file:=<path>')
+    with open(os.path.expanduser(config['urdf_file']), encoding='utf-8') as f:
+        xml = f.read()
+    return {
+        'package': 'robot_state_publisher',
+        'executable': 'robot_state_publisher',
+        'namespace': config.get('namespace', ''),
+        'parameters': [{'robot_description': xml,
+                        'use_sim_time': parse_bool(config.get('use_sim_time', 'false'),
+                                                   'use_sim_time')}],
+        'output': 'screen',
+    }
+
+
+def declare_arguments(rows):
+    """Return DeclareLaunchArgument actions for (name, default, description) rows."""
+    from launch.actions import DeclareLaunchArgument
+    return [DeclareLaunchArgument(name, default_value=default, description=text)
+            for name, default, text in rows]
+
+
+def rnea_launch_setup(context, *args, **kwargs):
+    """Return the actions of the OpaqueFunction: the rnea node (and robot_state_publisher)."""
+    from launch_ros.actions import Node
+    config = dict(context.launch_configurations)
+    actions = [Node(**rnea_node_kwargs(config))]
+    rsp = robot_state_publisher_kwargs(config)
+    if rsp is not None:
+        actions.insert(0, Node(**rsp))
+    return actions

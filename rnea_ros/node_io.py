@@ -1,0 +1,479 @@
+"""Input bookkeeping and output shaping for the rnea node, free of any ROS graph.
+
+Everything the node does besides talking to ROS lives here so it can be unit-tested with plain
+arrays: merging joint states by name (with mimic joints following their drivers), desired
+accelerations and the computed-torque reference with their timeouts, external wrenches, effort
+limits with ramp-in, and the statistics the diagnostics report.  Inputs are validated: a message
+with NaN/Inf, wrong lengths or unknown names is rejected as a whole with a reason (a string), and
+nothing of it is kept.
+
+Times are plain floats in seconds (the node passes the steady clock).  Arrays passed in may be
+``array.array('d')`` fields of ROS messages; they are viewed, not copied.
+"""
+
+import array
+import math
+import re
+
+import numpy as np
+from rnea_ros import node_params
+
+_MAX_NAME_CACHE = 32
+
+
+def as_array(values):
+    """View a sequence of floats (e.g. an ``array.array('d')`` message field) as a numpy array."""
+    if isinstance(values, np.ndarray):
+        return values.astype(float, copy=False)
+    try:
+        return np.frombuffer(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        return np.asarray(values, dtype=float)
+
+
+def topic_token(name):
+    """Turn a joint name into a valid ROS topic name token (letters, digits, underscores)."""
+    token = re.sub(r'[^A-Za-z0-9_]', '_', name)
+    token = re.sub(r'_+', '_', token)
+    if not token or token[0].isdigit():
+        token = 'j_' + token
+    return token
+
+
+class NameMap:
+    """Cached name -> model-index mapping for the name lists messages carry.
+
+    Publishers send the same name list over and over, so the mapping of one list is computed
+    once and reused (keyed by the tuple of names).
+    """
+
+    def __init__(self, joint_names):
+        """Index the model's joint names."""
+        self.joint_names = tuple(joint_names)
+        self.index = {name: i for i, name in enumerate(self.joint_names)}
+        self._cache = {}
+
+    def lookup(self, names):
+        """Return (src, dst, unknown, error) for a message's name list.
+
+        ``src`` indexes the message arrays, ``dst`` the model arrays, ``unknown`` lists names the
+        model lacks, ``error`` is set for duplicate names.
+        """
+        key = tuple(names)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._build(key)
+            if len(self._cache) >= _MAX_NAME_CACHE:
+                self._cache.clear()
+            self._cache[key] = hit
+        return hit
+
+    def _build(self, names):
+        if len(set(names)) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            return None, None, (), f'names a joint more than once: {dup}'
+        src, dst, unknown = [], [], []
+        for i, name in enumerate(names):
+            j = self.index.get(name)
+            if j is None:
+                unknown.append(name)
+            else:
+                src.append(i)
+                dst.append(j)
+        return (np.array(src, dtype=np.intp), np.array(dst, dtype=np.intp), tuple(unknown),
+                None)
+
+
+def _finite_error(what, values):
+    if values.size and not np.isfinite(values).all():
+        return f'{what} contains NaN or Inf'
+    return None
+
+
+class MimicTable:
+    """Mimic joints of a model as index arrays: q[m] = multiplier * q[driver] + offset."""
+
+    def __init__(self, joint_names, mimic):
+        """Keep the mimic entries whose joint and driver are both model joints."""
+        index = {name: i for i, name in enumerate(joint_names)}
+        rows = [(index[j], index[d], float(mult), float(off))
+                for j, d, mult, off in (mimic or ()) if j in index and d in index]
+        self.joint = np.array([r[0] for r in rows], dtype=np.intp)
+        self.driver = np.array([r[1] for r in rows], dtype=np.intp)
+        self.multiplier = np.array([r[2] for r in rows])
+        self.offset = np.array([r[3] for r in rows])
+
+    def __len__(self):
+        """Return the number of mimic joints."""
+        return len(self.joint)
+
+    def fill(self, values, mask, with_offset):
+        """Set values[m] from values[driver] for the mimic joints where ``mask`` is True."""
+        for k in range(len(self.joint)):
+            if mask[self.joint[k]]:
+                values[self.joint[k]] = self.multiplier[k] * values[self.driver[k]] + (
+                    self.offset[k] if with_offset else 0.0)
+
+
+class JointStateInput:
+    """Joint positions and velocities merged by name from (possibly partial) JointState messages.
+
+    Names the model lacks are ignored (reported once through :attr:`new_unknown`); a missing
+    velocity counts as 0; a mimic joint that no message names follows its driver.  ``q`` and
+    ``qd`` may be views into bigger arrays (e.g. behind a floating base).
+    """
+
+    def __init__(self, joint_names, mimic=(), q=None, qd=None):
+        """Prepare the merged state of the given model joints (all unknown at first)."""
+        n = len(joint_names)
+        self.names = NameMap(joint_names)
+        self.q = np.zeros(n) if q is None else q
+        self.qd = np.zeros(n) if qd is None else qd
+        self.received = np.zeros(n, dtype=bool)
+        self.mimic = MimicTable(joint_names, mimic)
+        self._follow = np.zeros(n, dtype=bool)
+        self._follow[self.mimic.joint] = True
+        self.ready = n == 0
+        self.unknown = set()
+        self.new_unknown = ()
+
+    def update(self, names, position, velocity=()):
+        """Merge one message; return None, or why it was rejected (then nothing is kept)."""
+        position = as_array(position)
+        velocity = as_array(velocity)
+        if len(position) != len(names):
+            return f'{len(names)} names but {len(position)} positions'
+        if len(velocity) not in (0, len(names)):
+            return f'{len(names)} names but {len(velocity)} velocities'
+        error = _finite_error('position', position) or _finite_error('velocity', velocity)
+        if error:
+            return error
+        src, dst, unknown, error = self.names.lookup(names)
+        if error:
+            return error
+        self._note_unknown(unknown)
+        self.q[dst] = position[src]
+        self.qd[dst] = velocity[src] if len(velocity) else 0.0
+        if not self.ready or len(self.mimic):
+            self.received[dst] = True
+            self._follow &= ~self.received
+            self.ready = self.ready or bool((self.received | self._follow).all())
+        if len(self.mimic):
+            self.mimic.fill(self.q, self._follow, True)
+            self.mimic.fill(self.qd, self._follow, False)
+        return None
+
+    def missing(self):
+        """Return the model joints that still have no position."""
+        have = self.received | self._follow
+        return [name for name, ok in zip(self.names.joint_names, have) if not ok]
+
+    def _note_unknown(self, unknown):
+        if unknown and not self.unknown.issuperset(unknown):
+            self.new_unknown = tuple(sorted(set(unknown) - self.unknown))
+            self.unknown.update(unknown)
+        else:
+            self.new_unknown = ()
+
+
+class AccelerationInput:
+    """Desired joint accelerations, zero when none arrived within ``timeout`` seconds."""
+
+    def __init__(self, joint_names, timeout):
+        """Start with no desired accelerations (zero)."""
+        self.names = NameMap(joint_names)
+        self.n = len(joint_names)
+        self.timeout = timeout
+        self.qdd = np.zeros(self.n)
+        self._zero = np.zeros(self.n)
+        self.stamp = -math.inf
+
+    def from_trajectory(self, names, points, now):
+        """Take points[0].accelerations by name (joints not named get 0); None or an error."""
+        if not points:
+            return 'trajectory has no points'
+        acc = as_array(points[0].accelerations)
+        if len(acc) != len(names):
+            return f'{len(names)} joint names but {len(acc)} accelerations in points[0]'
+        error = _finite_error('accelerations', acc)
+        if error:
+            return error
+        src, dst, unknown, error = self.names.lookup(names)
+        if error or unknown:
+            return error or f'unknown joints {list(unknown)}'
+        self.qdd[:] = 0.0
+        self.qdd[dst] = acc[src]
+        self.stamp = now
+        return None
+
+    def from_array(self, data, now):
+        """Take accelerations in model joint order; None or an error (wrong length, NaN)."""
+        data = as_array(data)
+        if len(data) != self.n:
+            return f'expected {self.n} accelerations (model joint order), got {len(data)}'
+        error = _finite_error('accelerations', data)
+        if error:
+            return error
+        self.qdd[:] = data
+        self.stamp = now
+        return None
+
+    def stale(self, now):
+        """Return True when the last desired accelerations are older than the timeout."""
+        return now - self.stamp > self.timeout
+
+    def current(self, now):
+        """Return the desired accelerations, or zeros when they are stale."""
+        return self._zero if self.stale(now) else self.qdd
+
+
+class ReferenceInput:
+    """The computed-torque reference (positions, velocities, accelerations) and control law.
+
+    qdd_cmd = qdd_ref + kp (q_ref - q) + kd (qd_ref - qd).  Joints the reference does not name
+    get no position feedback (qdd_cmd = -kd qd: gravity compensation with damping), except
+    mimic joints, which follow their driver's reference.  Before any reference arrives every
+    joint is treated that way.  When the reference is older than ``timeout`` its velocities and
+    accelerations count as zero and its positions are held.
+    """
+
+    def __init__(self, joint_names, mimic=(), timeout=0.1):
+        """Start without a reference."""
+        n = len(joint_names)
+        self.names = NameMap(joint_names)
+        self.mimic = MimicTable(joint_names, mimic)
+        self.timeout = timeout
+        self.q = np.zeros(n)
+        self.qd = np.zeros(n)
+        self.qdd = np.zeros(n)
+        self.active = np.zeros(n, dtype=bool)
+        self.stamp = -math.inf
+
+    def from_trajectory(self, names, points, now):
+        """Take points[0] by joint name; None or why it was rejected."""
+        if not points:
+            return 'trajectory has no points'
+        point = points[0]
+        pos = as_array(point.positions)
+        if len(pos) != len(names):
+            return f'{len(names)} joint names but {len(pos)} positions in points[0]'
+        fields = [pos]
+        for label in ('velocities', 'accelerations'):
+            values = as_array(getattr(point, label))
+            if len(values) not in (0, len(names)):
+                return f'{len(names)} joint names but {len(values)} {label} in points[0]'
+            fields.append(values)
+        for label, values in zip(('positions', 'velocities', 'accelerations'), fields):
+            error = _finite_error(label, values)
+            if error:
+                return error
+        src, dst, unknown, error = self.names.lookup(names)
+        if error or unknown:
+            return error or f'unknown joints {list(unknown)}'
+        self._store(dst, src, fields)
+        self.stamp = now
+        return None
+
+    def _store(self, dst, src, fields):
+        self.active[:] = False
+        self.active[dst] = True
+        for target, values in zip((self.q, self.qd, self.qdd), fields):
+            target[:] = 0.0
+            if len(values):
+                target[dst] = values[src]
+        follow = np.zeros(len(self.active), dtype=bool)
+        follow[self.mimic.joint] = ~self.active[self.mimic.joint]
+        follow[self.mimic.joint] &= self.active[self.mimic.driver]
+        self.mimic.fill(self.q, follow, True)
+        self.mimic.fill(self.qd, follow, False)
+        self.mimic.fill(self.qdd, follow, False)
+        self.active |= follow
+
+    def command(self, q, qd, kp, kd, now, out):
+        """Write qdd_cmd into ``out`` and return it."""
+        np.subtract(self.q, q, out=out)
+        out[~self.active] = 0.0
+        out *= kp
+        if now - self.stamp <= self.timeout:
+            out += kd * (self.qd - qd)
+            out += self.qdd
+        else:
+            out -= kd * qd
+        return out
+
+
+class WrenchInput:
+    """External wrenches by link: [fx, fy, fz, tx, ty, tz] in the link frame about its origin."""
+
+    def __init__(self, link_names):
+        """Start with no external wrench."""
+        self.link_names = frozenset(link_names)
+        self.wrenches = {}
+
+    def update(self, link, wrench):
+        """Set (or clear, when all zero) the wrench on a link; None or why it was rejected."""
+        if link not in self.link_names:
+            return f"frame_id '{link}' is not a link of the model"
+        wrench = np.array(wrench, dtype=float).reshape(6)
+        error = _finite_error('wrench', wrench)
+        if error:
+            return error
+        if not wrench.any():
+            self.wrenches.pop(link, None)
+        else:
+            self.wrenches[link] = wrench
+        return None
+
+    @property
+    def f_ext(self):
+        """Return the dict for the dynamics functions, or None when there is no wrench."""
+        return self.wrenches or None
+
+
+class EffortLimiter:
+    """Effort limits (URDF and optional lower ``max_effort``) and the ramp-in of commands."""
+
+    def __init__(self, urdf_limits, clamp, max_effort=None, ramp_time=0.0):
+        """Combine the limits: URDF ones if ``clamp``, and ``max_effort`` (array) always."""
+        limits = np.full(len(urdf_limits), np.inf)
+        if clamp:
+            limits = np.minimum(limits, np.abs(np.asarray(urdf_limits, dtype=float)))
+        if max_effort is not None:
+            limits = np.minimum(limits, np.asarray(max_effort, dtype=float))
+        self.limits = limits
+        self.ramp_time = float(ramp_time)
+        self.ramp_start = None
+
+    def clamp(self, tau, out):
+        """Write tau clamped to the limits into ``out``; return how many joints were clamped."""
+        np.clip(tau, -self.limits, self.limits, out=out)
+        return int(np.count_nonzero(out != tau))
+
+    def start_ramp(self, now):
+        """Restart the ramp-in (command output starts or resumes)."""
+        self.ramp_start = now
+
+    def scale(self, now):
+        """Return the ramp-in factor in [0, 1] (1 without ramp)."""
+        if self.ramp_time <= 0.0 or self.ramp_start is None:
+            return 1.0
+        return min(1.0, max(0.0, (now - self.ramp_start) / self.ramp_time))
+
+
+class CycleStats:
+    """Counters for diagnostics: input rate, compute time, clamp events, rejected inputs."""
+
+    def __init__(self, now=0.0):
+        """Start counting at ``now``."""
+        self.total_clamped = 0
+        self.total_rejected = 0
+        self.reset(now)
+
+    def reset(self, now):
+        """Start a new reporting period."""
+        self.period_start = now
+        self.inputs = 0
+        self.outputs = 0
+        self.compute_sum = 0.0
+        self.compute_max = 0.0
+        self.clamped = 0
+        self.rejected = 0
+
+    def cycle(self, seconds, clamped):
+        """Count one computation of ``seconds`` that clamped ``clamped`` joints."""
+        self.outputs += 1
+        self.compute_sum += seconds
+        if seconds > self.compute_max:
+            self.compute_max = seconds
+        if clamped:
+            self.clamped += 1
+            self.total_clamped += 1
+
+    def reject(self):
+        """Count one rejected input message."""
+        self.rejected += 1
+        self.total_rejected += 1
+
+    def summary(self, now):
+        """Return the period's figures as a dict (rates in Hz, times in microseconds)."""
+        span = max(now - self.period_start, 1e-9)
+        return {
+            'input_rate_hz': self.inputs / span,
+            'output_rate_hz': self.outputs / span,
+            'compute_mean_us': 1e6 * self.compute_sum / self.outputs if self.outputs else 0.0,
+            'compute_max_us': 1e6 * self.compute_max,
+            'clamp_events': self.clamped,
+            'clamp_events_total': self.total_clamped,
+            'rejected_inputs': self.rejected,
+            'rejected_inputs_total': self.total_rejected,
+        }
+
+
+OK, WARN, ERROR = 0, 1, 2
+
+
+def diagnostic_level(model_loaded, joints_ready, joints_stale, period):
+    """Return (level, message) for the node's diagnostic status."""
+    if joints_stale:
+        return ERROR, 'joint states stale: commands stopped'
+    if not model_loaded:
+        return WARN, 'waiting for a robot description'
+    if not joints_ready:
+        return WARN, 'waiting for joint states of every model joint'
+    if period['rejected_inputs']:
+        return WARN, f"{period['rejected_inputs']} input messages rejected"
+    if period['clamp_events']:
+        return WARN, f"efforts clamped in {period['clamp_events']} cycles"
+    return OK, 'running'
+
+
+class FloatBuffer:
+    """A preallocated ``array.array('d')`` (what float64[] message fields hold) with a numpy view.
+
+    Write through :attr:`view`; assign :attr:`array` to the message field (a memcpy).
+    """
+
+    def __init__(self, n):
+        """Allocate n zeros."""
+        self.array = array.array('d', bytes(8 * n))
+        self.view = np.frombuffer(self.array, dtype=np.float64) if n else np.zeros(0)
+
+
+class NodeSettings:
+    """The model-dependent settings of the node, built from the parameters for one model.
+
+    Raises ValueError (with the reason) when the parameters do not fit the model: per-joint
+    array lengths, unknown command joints.
+    """
+
+    def __init__(self, joint_names, effort_limits, cfg):
+        """Resolve the per-joint parameters and the command joint order against the model."""
+        names = tuple(joint_names)
+        n = len(names)
+        for name in node_params.PER_JOINT_PARAMETERS:
+            error = node_params.check_value(name, cfg.get(name), names)
+            if error:
+                raise ValueError(error)
+        command_joints = tuple(cfg.get('command_joints') or names)
+        error = node_params.check_joint_names('command_joints', command_joints, names)
+        if error:
+            raise ValueError(error)
+        self.mode = cfg['mode']
+        self.gravity = np.array(cfg['gravity'], dtype=float)
+        self.kp = node_params.per_joint(cfg['kp'], n, 0.0)
+        self.kd = node_params.per_joint(cfg['kd'], n, 0.0)
+        max_effort = cfg.get('max_effort')
+        self.limiter = EffortLimiter(
+            effort_limits, cfg['clamp_efforts'],
+            node_params.per_joint(max_effort, n, math.inf) if max_effort else None,
+            cfg['ramp_time'])
+        self.command_joints = command_joints
+        self.command_index = np.array([names.index(j) for j in command_joints], dtype=np.intp)
+        self.command = FloatBuffer(len(command_joints))
+        self.zero_command = array.array('d', bytes(8 * len(command_joints)))
+        self.publish_reaction_wrenches = bool(cfg['publish_reaction_wrenches'])
+
+    def fill_command(self, efforts, scale):
+        """Write the command array (command joint order, times the ramp ``scale``)."""
+        np.multiply(efforts[self.command_index], scale, out=self.command.view)
+        return self.command.array

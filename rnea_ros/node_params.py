@@ -1,0 +1,183 @@
+"""The rnea node's parameters: one table of names, types, defaults, ranges and descriptions.
+
+The table is plain Python (no ROS import), so the node declares its parameters from it, the tests
+compare it with ``config/rnea.yaml``, and :func:`check_value` validates a new value with a reason
+that the node's on-set-parameters callback returns to the caller.
+
+Per-joint arrays (``kp``, ``kd``, ``max_effort``) hold either one value for every joint or one
+value per model joint, in model joint order (the order of ``name`` in ``~/joint_efforts``).
+"""
+
+from dataclasses import dataclass
+import math
+
+import numpy as np
+
+MODES = ('inverse_dynamics', 'gravity_compensation', 'gravity_coriolis', 'computed_torque')
+
+# Parameters whose change rebuilds the model (from the current description).
+MODEL_PARAMETERS = ('robot_description', 'urdf_file', 'floating_base')
+# Per-joint arrays: one value for all joints or one per model joint.
+PER_JOINT_PARAMETERS = ('kp', 'kd', 'max_effort')
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One parameter: its type, default and documentation (with units, REP 103)."""
+
+    name: str
+    kind: str                 # 'bool', 'double', 'string', 'double_array', 'string_array'
+    default: object           # None: declared by type only ("not set")
+    description: str
+    low: float = None         # inclusive bounds for doubles and each element of double arrays
+    high: float = None
+    choices: tuple = ()
+    constraints: str = ''
+
+
+PARAMETERS = (
+    ParamSpec('robot_description', 'string', '',
+              'URDF XML of the robot. When set (or urdf_file is set) it is used instead of the '
+              'robot_description topic. Setting it at run time reloads the model.'),
+    ParamSpec('urdf_file', 'string', '',
+              'Path of a URDF file, used when robot_description is empty. Setting it at run '
+              'time reloads the model.'),
+    ParamSpec('floating_base', 'bool', False,
+              'Model the root link as a free-flying base (base at the identity pose, at rest; '
+              'the base wrench is published on ~/base_wrench).'),
+    ParamSpec('mode', 'string', 'inverse_dynamics',
+              'inverse_dynamics: tau = ID(q, qd, qdd_desired, f_ext); gravity_compensation: '
+              'tau = ID(q, 0, 0, f_ext); gravity_coriolis: tau = ID(q, qd, 0, f_ext); '
+              'computed_torque: tau = ID(q, qd, qdd_ref + kp (q_ref - q) + kd (qd_ref - qd), '
+              'f_ext) with the reference from ~/reference.', choices=MODES),
+    ParamSpec('gravity', 'double_array', [0.0, 0.0, -9.81],
+              'Gravity acceleration [x, y, z] in m/s^2, in the root link frame.',
+              low=-1000.0, high=1000.0, constraints='exactly 3 finite values'),
+    ParamSpec('rate', 'double', 0.0,
+              'Computation rate in Hz. 0: compute each time joint states arrive (event '
+              'driven); > 0: compute on a fixed-rate timer from the latest inputs.',
+              low=0.0, high=10000.0),
+    ParamSpec('desired_timeout', 'double', 0.1,
+              'Seconds (steady clock) after which desired accelerations and the velocity and '
+              'acceleration of the computed-torque reference count as zero.',
+              low=0.001, high=3600.0),
+    ParamSpec('joint_state_timeout', 'double', 0.5,
+              'Seconds (steady clock) without joint states after which commands stop and '
+              'diagnostics report ERROR.', low=0.001, high=3600.0),
+    ParamSpec('publish_reaction_wrenches', 'bool', True,
+              'Publish ~/reaction_wrenches/<joint> (one WrenchStamped per joint).'),
+    ParamSpec('command_topic', 'string', '',
+              'Topic for std_msgs/Float64MultiArray effort commands (the format of ros2_control '
+              'forward_command_controller), e.g. /effort_controller/commands. Empty: no '
+              'commands.'),
+    ParamSpec('command_joints', 'string_array', None,
+              'Joint order of the command array. Not set: all model joints in model order.',
+              constraints='names of model joints, no duplicates'),
+    ParamSpec('clamp_efforts', 'bool', True,
+              'Clamp efforts (~/joint_efforts and commands) to the URDF effort limits.'),
+    ParamSpec('max_effort', 'double_array', None,
+              'Extra effort limit per joint in N m or N (one value for all joints, or one per '
+              'model joint in model order); applied even when clamp_efforts is false. Not set: '
+              'no extra limit.', low=0.0, high=1e9),
+    ParamSpec('ramp_time', 'double', 0.0,
+              'Seconds over which commands ramp from 0 to full scale whenever command output '
+              'starts (start-up, enable, recovery from stale joint states). 0: no ramp.',
+              low=0.0, high=600.0),
+    ParamSpec('enabled', 'bool', True,
+              'Publish commands on command_topic. Switching it off sends one zero command. '
+              'Also switched by the ~/enable service (std_srvs/SetBool).'),
+    ParamSpec('zero_on_timeout', 'bool', False,
+              'Send one zero command when joint states go stale or the node shuts down '
+              '(otherwise command output just stops and the controller keeps its last '
+              'command).'),
+    ParamSpec('kp', 'double_array', [400.0],
+              'computed_torque position gain per joint in 1/s^2 (one value for all joints or '
+              'one per model joint).', low=0.0, high=1e7),
+    ParamSpec('kd', 'double_array', [40.0],
+              'computed_torque velocity gain per joint in 1/s (one value for all joints or one '
+              'per model joint).', low=0.0, high=1e5),
+)
+
+SPECS = {spec.name: spec for spec in PARAMETERS}
+
+
+def _check_double(spec, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f'{spec.name} must be a number, got {value!r}'
+    if not math.isfinite(value):
+        return f'{spec.name} must be finite, got {value}'
+    if spec.low is not None and not spec.low <= value <= spec.high:
+        return f'{spec.name} must be in [{spec.low}, {spec.high}], got {value}'
+    return None
+
+
+def _check_double_array(spec, value):
+    for item in value:
+        error = _check_double(spec, item)
+        if error:
+            return f'{spec.name}: every element ' + error.split(' ', 1)[1]
+    if spec.name == 'gravity' and len(value) != 3:
+        return f'gravity must have exactly 3 values [x, y, z], got {len(value)}'
+    return None
+
+
+def _check_string_array(spec, value):
+    if any(not isinstance(item, str) or not item for item in value):
+        return f'{spec.name} must be a list of non-empty names'
+    duplicates = sorted({item for item in value if list(value).count(item) > 1})
+    if duplicates:
+        return f'{spec.name} names a joint twice: {duplicates}'
+    return None
+
+
+def check_value(name, value, joint_names=None):
+    """Return why ``value`` is invalid for parameter ``name``, or None when it is valid.
+
+    ``joint_names`` (the current model's joints, if any) enables the model-dependent checks:
+    per-joint array lengths and command joint names.
+    """
+    spec = SPECS.get(name)
+    if spec is None or value is None:
+        return None
+    if spec.kind == 'double':
+        return _check_double(spec, value)
+    if spec.kind == 'string' and spec.choices and value not in spec.choices:
+        return f"{name} must be one of {list(spec.choices)}, got '{value}'"
+    if spec.kind == 'double_array':
+        error = _check_double_array(spec, value)
+        if error is None and joint_names is not None and name in PER_JOINT_PARAMETERS:
+            error = check_per_joint_length(name, value, joint_names)
+        return error
+    if spec.kind == 'string_array':
+        error = _check_string_array(spec, value)
+        if error is None and joint_names is not None:
+            error = check_joint_names(name, value, joint_names)
+        return error
+    return None
+
+
+def check_per_joint_length(name, values, joint_names):
+    """Return why a per-joint array does not fit the model, or None."""
+    if len(values) in (1, len(joint_names)):
+        return None
+    return (f'{name} has {len(values)} values; give 1 (all joints) or {len(joint_names)}, one '
+            f'per model joint in this order: {list(joint_names)}')
+
+
+def check_joint_names(name, names, joint_names):
+    """Return why a list of joint names does not fit the model, or None."""
+    unknown = [item for item in names if item not in joint_names]
+    if unknown:
+        return f'{name} names joints the model lacks: {unknown}; model joints: {list(joint_names)}'
+    return None
+
+
+def per_joint(values, n, fill):
+    """Broadcast a per-joint parameter (None, 1 value or n values) to an array of n floats."""
+    if not values:
+        return np.full(n, float(fill))
+    if len(values) == 1:
+        return np.full(n, float(values[0]))
+    if len(values) != n:
+        raise ValueError(f'expected 1 or {n} values, got {len(values)}')
+    return np.array(values, dtype=float)
