@@ -4,8 +4,8 @@ from khalil_robots import random_tree
 import numpy as np
 import pytest
 
-import rnea_ros.dynamics
 from rnea_ros import reaction_wrenches
+import rnea_ros.forward
 from rnea_ros.khalil.direct import direct_dynamics, hybrid_dynamics
 from rnea_ros.khalil.mdh import data_path, load_mdh, mdh_to_urdf, model_from_mdh
 from rnea_ros.khalil.newton_euler import (bias_vector, inertia_matrix, inverse_dynamics,
@@ -13,8 +13,10 @@ from rnea_ros.khalil.newton_euler import (bias_vector, inertia_matrix, inverse_d
 
 
 def test_recursive_direct_model_solves_a_qdd_equals_gamma_minus_h():
-    """qdd of eqs. (41)-(43) equals A^-1 (Gamma - H), A and H from the inverse model (§3.3.1),
-    with rotor inertias, friction, prismatic joints, fixed frames and external wrenches."""
+    """The qdd of eqs. (41)-(43) equals A^-1 (Gamma - H), A and H by the inverse model (§3.3.1).
+
+    With rotor inertias, friction, prismatic joints, fixed frames and external wrenches.
+    """
     rng = np.random.default_rng(40)
     for _ in range(5):
         tree = KhalilTree(random_tree(rng))
@@ -70,22 +72,17 @@ def test_matches_pinocchio_aba_with_armature():
         assert np.allclose(direct_dynamics(tree, q, qd, gamma), expected, atol=1e-9)
 
 
-def test_matches_the_core_forward_dynamics_when_available():
-    """Against the lead's forward_dynamics / mass_matrix (issue 6) once they exist."""
-    fd = getattr(rnea_ros.dynamics, 'forward_dynamics', None)
-    mm = getattr(rnea_ros.dynamics, 'mass_matrix', None)
-    if fd is None and mm is None:
-        pytest.skip('the core has no forward_dynamics or mass_matrix yet (issue 6)')
-    table = load_mdh(data_path('rx90.yaml'))
-    tree, model = KhalilTree(table), model_from_mdh(table)
+def test_matches_the_core_mass_matrix_and_forward_dynamics():
+    """Against the core's CRBA mass matrix and ABA forward dynamics (issue 6), with Ia, Fs, Fv."""
+    fd = getattr(rnea_ros.forward, 'forward_dynamics', None)
+    mm = getattr(rnea_ros.forward, 'mass_matrix', None)
+    if fd is None or mm is None:
+        pytest.skip('the core has no forward_dynamics or mass_matrix (issue 6)')
     rng = np.random.default_rng(44)
-    q, qd, gamma = rng.normal(size=(3, 6))
-    tau = gamma - tree.Fs * np.sign(qd) - tree.Fv * qd
-    A = inertia_matrix(tree, q) - np.diag(tree.Ia)
-    if mm is not None:
-        assert np.allclose(mm(model, q), A, atol=1e-9)
-    if fd is not None:
-        zero_ia = KhalilTree(table.with_frames(
-            [f.__class__(**{**f.__dict__, 'Ia': 0.0}) for f in table.frames]))
-        assert np.allclose(fd(model, q, qd, tau), direct_dynamics(zero_ia, q, qd, gamma),
-                           atol=1e-9)
+    for table in (load_mdh(data_path('rx90.yaml')), random_tree(rng)):
+        tree, model = KhalilTree(table), model_from_mdh(table, coulomb_band=1e-12)
+        for _ in range(5):
+            q, qd, gamma = rng.normal(size=(3, tree.nq))
+            assert np.allclose(mm(model, q), inertia_matrix(tree, q), atol=1e-9)
+            assert np.allclose(fd(model, q, qd, gamma), direct_dynamics(tree, q, qd, gamma),
+                               atol=1e-9)

@@ -76,8 +76,11 @@ def test_motor_trajectory_derivatives_match_finite_differences():
 
 
 def test_recursive_elastic_model_on_the_split_robot_reproduces_the_motor_torques():
-    """On motor + spring frames, eqs. (72)-(82) with the motor accelerations give back the
-    link accelerations (eq. 80) and the motor torques (eq. 82)."""
+    """Eqs. (72)-(82) on the motor + spring frames give back the link motion and motor torques.
+
+    Given the motor accelerations (rigid joints), eq. (80) returns the deflection accelerations
+    qdd - theta'' and eq. (82) the motor torques of the flexible-joint inverse model.
+    """
     table = flexible_arm()
     split, motor, deflection = split_flexible_table(table)
     tree = KhalilTree(split)
@@ -97,8 +100,11 @@ def test_recursive_elastic_model_on_the_split_robot_reproduces_the_motor_torques
 
 
 def test_simulating_the_motor_torques_recovers_the_link_trajectory():
-    """Integrate the motor + spring robot (§6.2 direct model) driven by the computed motor
-    torques, from the computed initial state: the links follow the desired trajectory."""
+    """Simulating the computed motor torques makes the links follow the desired trajectory.
+
+    The motor + spring robot is integrated (RK4) with the §6.2 direct model from the computed
+    initial motor state.
+    """
     table = flexible_arm()
     split, motor, deflection = split_flexible_table(table)
     tree = KhalilTree(split)

@@ -2,11 +2,11 @@
 
 import math
 
+from khalil_robots import random_tree
 import numpy as np
 import pytest
 
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
-from khalil_robots import random_tree
 from rnea_ros.khalil.mdh import (com_to_khalil, data_path, khalil_to_com, load_mdh,
                                  load_mdh_csv, load_mdh_yaml, loop_constraints, make_table,
                                  mdh_to_urdf, mdh_transform, model_from_mdh)
@@ -48,7 +48,13 @@ RX90_URDF = """<robot name="rx90_by_hand">
 def test_rx90_mdh_and_handwritten_urdf_give_the_same_dynamics():
     table = load_mdh(data_path('rx90.yaml'))
     from_mdh = model_from_mdh(table)
-    from_urdf = RobotModel.from_urdf_string(RX90_URDF)
+    terms = {'armature': {'joint1': 1.5, 'joint2': 1.2, 'joint3': 0.6, 'joint4': 0.2,
+                          'joint5': 0.2, 'joint6': 0.15},
+             'friction_coulomb': {'joint1': 6.0, 'joint2': 7.0, 'joint3': 4.0, 'joint4': 2.0,
+                                  'joint5': 1.5, 'joint6': 1.0},
+             'friction_viscous': {'joint1': 8.0, 'joint2': 6.0, 'joint3': 3.0, 'joint4': 1.0,
+                                  'joint5': 1.0, 'joint6': 0.5}}
+    from_urdf = RobotModel.from_urdf_string(RX90_URDF, **terms)
     assert from_mdh.joint_names == from_urdf.joint_names
     rng = np.random.default_rng(1)
     worst = 0.0
@@ -80,13 +86,13 @@ def test_khalil_newton_euler_on_the_table_matches_the_core_on_the_urdf():
 def test_random_tree_with_gamma_b_prismatic_and_fixed_frames():
     rng = np.random.default_rng(3)
     table = random_tree(rng)
-    tree, model = KhalilTree(table), model_from_mdh(table)
+    tree, model = KhalilTree(table), model_from_mdh(table, coulomb_band=1e-12)
     assert model.joint_names == table.joint_names
     assert model.joint_types.count('prismatic') == 2
     for _ in range(10):
         q, qd, qdd = rng.normal(size=(3, tree.nq))
         fe = rng.normal(size=(tree.n, 6))
-        ne = khalil_ne(tree, q, qd, qdd, fe=fe, friction=False) - tree.Ia * qdd
+        ne = khalil_ne(tree, q, qd, qdd, fe=fe)         # with Ia, Fs, Fv (eq. 31)
         # Khalil's f_e is the wrench of the link ON the environment: the core's f_ext = -f_e
         f_ext = {table.frames[j].link_name: -fe[j] for j in range(tree.n)}
         assert np.allclose(ne, inverse_dynamics(model, q, qd, qdd, f_ext=f_ext), atol=1e-9)

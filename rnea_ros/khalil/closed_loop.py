@@ -7,9 +7,10 @@ variables q_a:
    variables q_p and the cut variables q_c (Gauss-Newton on the pose error of frames k, k+B);
 2. the kinematic constraints 0V_k = 0V_k+B (eq. 4), J_a qd_a + J_u qd_u = 0, give
    G = d q_tr / d q_a (eq. 56) and, differentiated once more, qdd_tr;
-3. the tree torques Gamma_tr(q_tr, qd_tr, qdd_tr) come from the core's RNEA plus the rotor and
-   friction terms of eq. (31), and the active torques are Gamma_c = G^T Gamma_tr (eq. 55), i.e.
-   Gamma_a + (d qd_p / d qd_a)^T Gamma_p (eq. 57).
+3. the tree torques Gamma_tr(q_tr, qd_tr, qdd_tr) come from the core's inverse dynamics (RNEA
+   plus the rotor and friction terms of eq. 31, from the table's Ia, Fs, Fv), and the active
+   torques are Gamma_c = G^T Gamma_tr (eq. 55), i.e. Gamma_a + (d qd_p / d qd_a)^T Gamma_p
+   (eq. 57).
 
 :meth:`ClosedLoopRobot.dynamic_model` gives A_c and H_c of eq. (58) by the procedure of §3.3.1,
 and :meth:`ClosedLoopRobot.direct_dynamics` the accelerations qdd_a = A_c^-1 (Gamma_c - H_c).
@@ -21,7 +22,7 @@ import numpy as np
 
 from rnea_ros.dynamics import inverse_dynamics as core_inverse_dynamics
 from rnea_ros.khalil.kinematics import frame_jacobian, frame_kinematics, poses
-from rnea_ros.khalil.mdh import joint_torque_terms, model_from_mdh
+from rnea_ros.khalil.mdh import model_from_mdh
 from rnea_ros.khalil.newton_euler import KhalilTree
 
 
@@ -132,10 +133,9 @@ class ClosedLoopRobot:
     # -- dynamics (eqs. 55-58) ----------------------------------------------------------------
 
     def tree_torques(self, state, gravity=None, f_ext=None):
-        """Return Gamma_tr of the equivalent tree: core RNEA plus Ia, Fs, Fv of eq. (31)."""
-        tau = core_inverse_dynamics(self.model, state.q, state.qd, state.qdd, f_ext=f_ext,
-                                    gravity=gravity)
-        return tau + joint_torque_terms(self.table, state.qd, state.qdd)
+        """Return Gamma_tr of the equivalent tree: the core's RNEA with Ia, Fs, Fv (eq. 31)."""
+        return core_inverse_dynamics(self.model, state.q, state.qd, state.qdd, f_ext=f_ext,
+                                     gravity=gravity)
 
     def inverse_dynamics(self, q_a, qd_a, qdd_a, gravity=None, f_ext=None, guess=None):
         """Return Gamma_c = G^T Gamma_tr (eq. 55), the torques of the active joints.
@@ -157,7 +157,6 @@ class ClosedLoopRobot:
             state.qdd = state.G @ u                             # qd = 0: qdd_tr = G qdd_a
             tau = core_inverse_dynamics(self.model, state.q, np.zeros(self.n_tr), state.qdd,
                                         gravity=(0.0, 0.0, 0.0))
-            tau += joint_torque_terms(self.table, np.zeros(self.n_tr), state.qdd)
             A[:, i] = state.G.T @ tau
         return 0.5 * (A + A.T), H
 

@@ -6,8 +6,9 @@ Two related problems:
   a tree whose joints are rigid or elastic (Gamma_j = -K_j Delta q_j, eqs. 69-70).  Given all
   joint positions and velocities and the accelerations of the rigid joints, it returns the
   accelerations of the elastic joints (80) and the torques of the rigid joints (82), through the
-  backward recursion (72)-(78) and the forward recursion (79)-(82).  :func:`elastic_direct_dynamics`
-  is §6.2: the recursive direct model with Gamma_j = -K_j Delta q_j on the elastic joints.
+  backward recursion (72)-(78) and the forward recursion (79)-(82).
+  :func:`elastic_direct_dynamics` is §6.2: the recursive direct model with
+  Gamma_j = -K_j Delta q_j on the elastic joints.
 - :func:`flexible_joint_inverse_dynamics` solves the flexible-joint robot (motor - spring - link)
   for a desired *link* trajectory.  In Khalil's description each flexible joint j is a rigid
   motorised joint (variable theta_j, rotor inertia Ia_j, friction) followed by a coaxial elastic

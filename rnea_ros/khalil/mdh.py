@@ -450,8 +450,8 @@ def mdh_to_specs(table):
 
     Frame j is link j's frame; the joint frame at q = 0 is iTj with theta = theta offset
     (revolute) or r = r offset (prismatic), the axis is z_j.  Khalil's inertia about O_j is moved
-    to the centre of mass (parallel-axis theorem); Fv and Fs become the URDF-style ``damping`` and
-    ``friction`` of the joint (not used by the core's RNEA, see :func:`joint_torque_terms`).
+    to the centre of mass (parallel-axis theorem); Fv and Fs also become the URDF-style
+    ``damping`` and ``friction`` of the joint (Ia has no URDF equivalent).
     """
     links = [LinkSpec(table.base)]
     joints = []
@@ -483,18 +483,26 @@ def _com_inertia(f):
     return mass, com, Ic
 
 
-def model_from_mdh(table, floating_base=False):
+def model_from_mdh(table, floating_base=False, **options):
     """Return the :class:`RobotModel` of the equivalent tree of an MDH table (seed 004 §2).
 
     The joint order of the model (``model.joint_names``) is the table order of the moving tree
-    frames, i.e. q_tr of eq. (2).  Cut joints are not part of the tree: see
-    :func:`loop_constraints`.
+    frames, i.e. q_tr of eq. (2).  The table's Ia, Fs and Fv become the model's armature and
+    joint friction, so the core algorithms include eq. (31) (with the core's smoothed sign(qd),
+    see ``coulomb_band``).  ``options`` are passed to :meth:`RobotModel.from_specs` (explicit
+    ``armature``, ``friction_viscous``, ``friction_coulomb`` override the table).  Cut joints
+    are not part of the tree: see :func:`loop_constraints`.
     """
     if not isinstance(table, MDHTable):
         raise ValueError(f'expected an MDHTable, got {type(table).__name__}')
     links, joints = mdh_to_specs(table)
+    js = table.joints
+    terms = {'armature': {f.joint_name: f.Ia for f in js},
+             'friction_viscous': {f.joint_name: f.Fv for f in js},
+             'friction_coulomb': {f.joint_name: f.Fs for f in js}}
+    terms.update(options)
     return RobotModel.from_specs(links, joints, floating_base=floating_base,
-                                 joint_names=list(table.joint_names), name=table.name)
+                                 joint_names=list(table.joint_names), name=table.name, **terms)
 
 
 def loop_constraints(table):
@@ -502,16 +510,6 @@ def loop_constraints(table):
     B = table.B
     return tuple(LoopConstraint(table.frames[k - 1], table.frames[k + B - 1])
                  for k in range(table.NL + 1, table.NJ + 1))
-
-
-def joint_torque_terms(table, qd, qdd):
-    """Return Ia qdd + Fs sign(qd) + Fv qd per tree joint (the joint-space terms of eq. 31)."""
-    js = table.joints
-    Ia = np.array([f.Ia for f in js])
-    Fs = np.array([f.Fs for f in js])
-    Fv = np.array([f.Fv for f in js])
-    qd = np.asarray(qd, dtype=float)
-    return Ia * np.asarray(qdd, dtype=float) + Fs * np.sign(qd) + Fv * qd
 
 
 def mdh_to_urdf(table):

@@ -8,7 +8,7 @@ frame and the point ``attach`` (P_i) of the platform frame.  Given the platform 
 coordinates:
 
 - the legs' inverse kinematics give q_i, qd_i = J_i^+ v_i (63), v_i = J_vi V_p (64, 65) and
-  qdd_i, and the legs' inverse dynamics Gamma_i (the core's RNEA plus eq. 31's terms);
+  qdd_i, and the legs' inverse dynamics Gamma_i (the core's RNEA with eq. 31's Ia, Fs, Fv);
 - the platform wrench F_p follows from the Newton-Euler equation (9);
 - the active torques are Gamma = J_p^T [F_p + sum_i J_vi^T J_i^-T Gamma_i] (eq. 66), with J_p
   the robot Jacobian V_p = J_p qd_a (60) obtained by inverting J_p^-1 (rows J_i^-1 J_vi of the
@@ -26,7 +26,7 @@ import numpy as np
 
 from rnea_ros.dynamics import inverse_dynamics as core_inverse_dynamics
 from rnea_ros.khalil.kinematics import frame_jacobian, frame_kinematics, poses
-from rnea_ros.khalil.mdh import joint_torque_terms, model_from_mdh
+from rnea_ros.khalil.mdh import model_from_mdh
 from rnea_ros.khalil.newton_euler import KhalilTree
 from rnea_ros.spatial import skew
 
@@ -56,13 +56,16 @@ class LegState:
 class ParallelRobot:
     """A parallel robot: platform inertia (Khalil's M, MS, J in the platform frame) and legs."""
 
-    def __init__(self, legs, platform, dof=None, tol=1e-12, max_iter=50):
-        """Prepare the legs' models; ``platform`` = (M, MS, J about the platform origin)."""
+    def __init__(self, legs, platform, dof=None, tol=1e-12, max_iter=50, **model_options):
+        """Prepare the legs' models; ``platform`` = (M, MS, J about the platform origin).
+
+        ``model_options`` go to :func:`~rnea_ros.khalil.mdh.model_from_mdh` (e.g. coulomb_band).
+        """
         self.legs = tuple(legs)
         M, MS, J = platform
         self.M, self.MS, self.J = float(M), np.asarray(MS, float), np.asarray(J, float)
         self.trees = [KhalilTree(leg.table) for leg in self.legs]
-        self.models = [model_from_mdh(leg.table) for leg in self.legs]
+        self.models = [model_from_mdh(leg.table, **model_options) for leg in self.legs]
         self.active = [np.flatnonzero(leg.table.active) if leg.active is None
                        else np.asarray(leg.active, dtype=int) for leg in self.legs]
         self.N = sum(len(a) for a in self.active)
@@ -105,7 +108,6 @@ class ParallelRobot:
             bias = frame_kinematics(tree, q, qd, np.zeros(tree.nq)).dV[-1]
             qdd = Jpinv @ (ai - bias)
             Gamma = core_inverse_dynamics(self.models[i], q, qd, qdd, gravity=gravity)
-            Gamma = Gamma + joint_torque_terms(leg.table, qd, qdd)
             states.append(LegState(q, qd, qdd, Gamma))
         return states
 
