@@ -19,7 +19,7 @@ from rnea_ros.khalil.elastic import (elastic_direct_dynamics, elastic_inverse_dy
                                      flexible_joint_inverse_dynamics, FlexibleJointRobot,
                                      split_flexible_table)
 from rnea_ros.khalil.mdh import (data_path, load_mdh, load_mdh_csv, load_mdh_yaml,
-                                 loop_constraints, make_table, MDHFrame, MDHTable, mdh_to_urdf,
+                                 loop_constraints, make_table, mdh_to_urdf, MDHFrame, MDHTable,
                                  model_from_mdh)
 from rnea_ros.khalil.newton_euler import (inertia_matrix, inverse_dynamics, KhalilTree,
                                           newton_euler_jets)
