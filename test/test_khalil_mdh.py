@@ -8,8 +8,9 @@ import pytest
 
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
 from rnea_ros.khalil.mdh import (com_to_khalil, data_path, khalil_to_com, load_mdh,
-                                 load_mdh_csv, load_mdh_yaml, loop_constraints, make_table,
-                                 mdh_to_urdf, mdh_transform, model_from_mdh)
+                                 load_mdh_csv, load_mdh_yaml, loop_constraints,
+                                 main as mdh_main, make_table, mdh_to_urdf, mdh_transform,
+                                 model_from_mdh)
 from rnea_ros.khalil.newton_euler import inverse_dynamics as khalil_ne, KhalilTree
 from rnea_ros.spatial import rotx, rotz
 
@@ -199,6 +200,29 @@ def test_inconsistent_inertial_parameters_name_the_frame():
         model_from_mdh(table)
     with pytest.raises(ValueError, match='M = 0'):
         model_from_mdh(make_table([{'j': 1, 'a': 0, 'MX': 0.5}]))
+
+
+def test_closed_loop_csv_with_directives_equals_the_yaml():
+    """CSV directives '# NL = 3' and '# NJ = 4' describe the cut joint of the four-bar."""
+    rows = ['j, a, mu, sigma, d, XX, XY, YY, ZZ, MX, MY, M, Ia, Fv, name, link']
+    rows += ['1, 0, 1, 0, 0, 0.0001, 0, 0.0134, 0.0135, 0.1, 0, 1.0, 0.001, 0.01, crank, '
+             'crank_link',
+             '2, 1, 0, 0, 0.2, 0.001, -0.005, 0.167, 0.17, 0.5, 0.02, 2.0, 0, 0, coupler_joint, '
+             'coupler',
+             '3, 0, 0, 0, 0.6, 0.0005, 0, 0.08, 0.08, 0.3, 0, 1.5, 0, 0, rocker_joint, rocker',
+             '4, 2, 0, 0, 0.5, , , , , , , , , , cut_joint_C,',
+             '5, 3, 0, 2, 0.4, , , , , , , , , , frame_C_on_rocker,']
+    text = '# name = fourbar\n# NL = 3\n# NJ = 4\n' + '\n'.join(rows) + '\n'
+    assert load_mdh_csv(text) == load_mdh(data_path('fourbar.yaml'))
+
+
+def test_command_line_prints_the_urdf(capsys):
+    """``python -m rnea_ros.khalil table`` prints a URDF the core reads back."""
+    assert mdh_main([data_path('rx90.csv')]) == 0
+    model = RobotModel.from_urdf_string(capsys.readouterr().out)
+    assert model.joint_names == load_mdh(data_path('rx90.csv')).joint_names
+    assert mdh_main(['/nonexistent.yaml']) == 1
+    assert 'cannot read' in capsys.readouterr().err
 
 
 def test_bad_files_are_rejected():

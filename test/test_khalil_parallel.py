@@ -1,5 +1,7 @@
 """Parallel robots from platform and legs' dynamics (seed 004 §5, eqs. 59-66)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -21,9 +23,7 @@ def rpr3_parallel(table):
                                     ((0, 0, 0), (0.3, 0, 0), (0, 0.25, 0)),
                                     ((0.8, 0.5), (2.3, 0.5), (-0.9, 0.5))):
         fa, fp = table.frame(ja), table.frame(jp)
-        leg = make_table([fa.__class__(**{**fa.__dict__, 'j': 1, 'a': 0}),
-                          fp.__class__(**{**fp.__dict__, 'j': 2, 'a': 1})],
-                         name=f'leg_{fp.name}')
+        leg = make_table([replace(fa, j=1, a=0), replace(fp, j=2, a=1)], name=f'leg_{fp.name}')
         legs.append(Leg(leg, attach, q0=q0))
     return ParallelRobot(legs, table.frame(3).inertia_about_origin(), dof=PLANAR)
 

@@ -563,3 +563,19 @@ def _rpy(R):
     if abs(math.cos(pitch)) < 1e-12:
         return (math.atan2(-R[1, 2], R[1, 1]), pitch, 0.0)
     return (math.atan2(R[2, 1], R[2, 2]), pitch, math.atan2(R[1, 0], R[0, 0]))
+
+
+def main(argv=None):
+    """Print the URDF of an MDH table: ``python -m rnea_ros.khalil table.yaml|table.csv``."""
+    import sys
+    args = sys.argv[1:] if argv is None else list(argv)
+    if len(args) != 1:
+        print('usage: python -m rnea_ros.khalil TABLE.yaml|TABLE.csv  (prints URDF)',
+              file=sys.stderr)
+        return 2
+    try:
+        sys.stdout.write(mdh_to_urdf(load_mdh(args[0])))
+    except ValueError as e:
+        print(f'error: {e}', file=sys.stderr)
+        return 1
+    return 0
