@@ -8,8 +8,8 @@ from rnea_ros import reaction_wrenches
 import rnea_ros.forward
 from rnea_ros.khalil.direct import direct_dynamics, hybrid_dynamics
 from rnea_ros.khalil.mdh import data_path, load_mdh, mdh_to_urdf, model_from_mdh
-from rnea_ros.khalil.newton_euler import (bias_vector, inertia_matrix, inverse_dynamics,
-                                          KhalilTree)
+from rnea_ros.khalil.newton_euler import (bias_vector, inertia_matrix, KhalilTree,
+                                          newton_euler)
 
 
 def test_recursive_direct_model_solves_a_qdd_equals_gamma_minus_h():
@@ -25,7 +25,7 @@ def test_recursive_direct_model_solves_a_qdd_equals_gamma_minus_h():
         A, H = inertia_matrix(tree, q), bias_vector(tree, q, qd, fe=fe)
         qdd = direct_dynamics(tree, q, qd, gamma, fe=fe)
         assert np.allclose(qdd, np.linalg.solve(A, gamma - H), atol=1e-10)
-        assert np.allclose(inverse_dynamics(tree, q, qd, qdd, fe=fe), gamma, atol=1e-10)
+        assert np.allclose(newton_euler(tree, q, qd, qdd, fe=fe), gamma, atol=1e-10)
 
 
 def test_recursive_wrenches_are_the_joint_reaction_wrenches_of_the_core():
@@ -46,7 +46,7 @@ def test_all_accelerations_known_gives_the_inverse_model():
     q, qd, qdd = rng.normal(size=(3, tree.nq))
     _, gamma, _ = hybrid_dynamics(tree, q, qd, np.zeros(tree.nq), qdd,
                                   np.zeros(tree.nq, dtype=bool))
-    assert np.allclose(gamma, inverse_dynamics(tree, q, qd, qdd), atol=1e-10)
+    assert np.allclose(gamma, newton_euler(tree, q, qd, qdd), atol=1e-10)
 
 
 def test_matches_pinocchio_aba_with_armature():

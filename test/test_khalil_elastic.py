@@ -11,8 +11,8 @@ from rnea_ros.khalil.elastic import (elastic_direct_dynamics, elastic_inverse_dy
                                      flexible_joint_inverse_dynamics, FlexibleJointRobot,
                                      split_flexible_table)
 from rnea_ros.khalil.mdh import data_path, load_mdh
-from rnea_ros.khalil.newton_euler import (bias_vector, inertia_matrix, inverse_dynamics,
-                                          KhalilTree, newton_euler_jets)
+from rnea_ros.khalil.newton_euler import (bias_vector, inertia_matrix, KhalilTree,
+                                          newton_euler, newton_euler_jets)
 
 
 def flexible_arm(stiffness=(3000.0, 3000.0, 1500.0)):
@@ -53,7 +53,7 @@ def test_torque_derivatives_match_finite_differences():
     h = 1e-4
     for t in rng.uniform(0, 5, 5):
         jets = newton_euler_jets(tree, traj.derivatives(t, 4), friction=False)
-        tau = [inverse_dynamics(tree, traj(s), traj(s, 1), traj(s, 2), friction=False)
+        tau = [newton_euler(tree, traj(s), traj(s, 1), traj(s, 2), friction=False)
                for s in (t - h, t, t + h)]
         assert np.allclose(jets[0], tau[1], atol=1e-12)
         assert np.allclose(jets[1], (tau[2] - tau[0]) / (2 * h), atol=1e-6)
@@ -149,7 +149,7 @@ def test_rigid_joints_of_a_flexible_robot_use_the_rigid_model():
     d = Sines(rng, 3).derivatives(0.4)
     m = flexible_joint_inverse_dynamics(table, *d)
     assert np.allclose(m.theta, d[0])
-    assert np.allclose(m.tau_motor, inverse_dynamics(KhalilTree(table), d[0], d[1], d[2]))
+    assert np.allclose(m.tau_motor, newton_euler(KhalilTree(table), d[0], d[1], d[2]))
 
 
 def test_direct_dynamics_of_the_split_robot_without_springs_is_rigid():

@@ -11,7 +11,7 @@ from rnea_ros.khalil.mdh import (com_to_khalil, data_path, khalil_to_com, load_m
                                  load_mdh_csv, load_mdh_yaml, loop_constraints,
                                  main as mdh_main, make_table, mdh_to_urdf, mdh_transform,
                                  model_from_mdh)
-from rnea_ros.khalil.newton_euler import inverse_dynamics as khalil_ne, KhalilTree
+from rnea_ros.khalil.newton_euler import KhalilTree, newton_euler as khalil_ne
 from rnea_ros.spatial import rotx, rotz
 
 # The RX-90 of rnea_ros/khalil/data/rx90.yaml written by hand as a URDF: joint origins read off
@@ -232,3 +232,12 @@ def test_bad_files_are_rejected():
         load_mdh_csv('j, a, alpha\n1, 0\n')
     with pytest.raises(ValueError, match='cannot read'):
         load_mdh('/nonexistent/robot.yaml')
+
+
+def test_khalil_functions_take_a_table_or_a_tree_but_not_a_core_model():
+    """The Khalil recursions accept an MDHTable directly; a RobotModel is a clear error."""
+    table = load_mdh(data_path('rx90.yaml'))
+    q = np.linspace(-1, 1, 6)
+    assert np.allclose(khalil_ne(table, q, q, q), khalil_ne(KhalilTree(table), q, q, q))
+    with pytest.raises(ValueError, match='KhalilTree or an MDHTable'):
+        khalil_ne(model_from_mdh(table), q, q, q)

@@ -21,13 +21,13 @@ from rnea_ros.khalil.elastic import (elastic_direct_dynamics, elastic_inverse_dy
 from rnea_ros.khalil.mdh import (data_path, load_mdh, load_mdh_csv, load_mdh_yaml,
                                  loop_constraints, make_table, mdh_to_urdf, MDHFrame, MDHTable,
                                  model_from_mdh)
-from rnea_ros.khalil.newton_euler import (inertia_matrix, inverse_dynamics, KhalilTree,
+from rnea_ros.khalil.newton_euler import (inertia_matrix, KhalilTree, newton_euler,
                                           newton_euler_jets)
 from rnea_ros.khalil.parallel import Leg, ParallelRobot
 
 __all__ = ['MDHFrame', 'MDHTable', 'make_table', 'load_mdh', 'load_mdh_yaml', 'load_mdh_csv',
            'data_path', 'model_from_mdh', 'mdh_to_urdf', 'loop_constraints', 'KhalilTree',
-           'inverse_dynamics', 'newton_euler_jets', 'inertia_matrix', 'direct_dynamics',
+           'newton_euler', 'newton_euler_jets', 'inertia_matrix', 'direct_dynamics',
            'hybrid_dynamics', 'ClosedLoopRobot', 'Leg', 'ParallelRobot',
            'elastic_inverse_dynamics', 'elastic_direct_dynamics', 'split_flexible_table',
            'FlexibleJointRobot', 'flexible_joint_inverse_dynamics']

@@ -16,7 +16,7 @@ elastic-joint model of :mod:`rnea_ros.khalil.elastic`.
 
 import numpy as np
 
-from rnea_ros.khalil.newton_euler import cross3
+from rnea_ros.khalil.newton_euler import as_tree, cross3
 from rnea_ros.spatial import skew
 
 _DEFAULT_G = (0.0, 0.0, -9.81)
@@ -51,6 +51,7 @@ def hybrid_dynamics(tree, q, qd, Gamma, qdd, torque_known, gravity=None, fe=None
     with friction as in eq. 31).  ``f`` is the (n frames, 6) array of wrenches [f; m] of a(j) on
     link j in frame j (42).  ``fe`` are Khalil's wrenches of the links on the environment.
     """
+    tree = as_tree(tree)
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     Gamma = np.array(Gamma, dtype=float)
     qdd = np.array(qdd, dtype=float)
@@ -132,6 +133,7 @@ def hybrid_dynamics(tree, q, qd, Gamma, qdd, torque_known, gravity=None, fe=None
 
 def direct_dynamics(tree, q, qd, Gamma, gravity=None, fe=None):
     """Return qdd of the direct dynamic model by the recursive NE algorithm (seed 004 §3.3.2)."""
+    tree = as_tree(tree)
     nq = tree.nq
     return hybrid_dynamics(tree, q, qd, Gamma, np.zeros(nq), np.ones(nq, dtype=bool),
                            gravity=gravity, fe=fe)[0]

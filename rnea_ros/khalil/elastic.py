@@ -26,10 +26,11 @@ import numpy as np
 
 from rnea_ros.khalil.direct import hybrid_dynamics
 from rnea_ros.khalil.mdh import MDHFrame
-from rnea_ros.khalil.newton_euler import KhalilTree, newton_euler_jets
+from rnea_ros.khalil.newton_euler import as_tree, KhalilTree, newton_euler_jets
 
 
 def _mask(tree, elastic):
+    tree = as_tree(tree)
     if elastic is None:
         return tree.K > 0.0
     m = np.asarray(elastic, dtype=bool)
@@ -42,6 +43,7 @@ def _mask(tree, elastic):
 
 def elastic_torques(tree, q, elastic=None, q0=None):
     """Return Gamma_j = -K_j (q_j - q0_j) of the elastic joints (eqs. 69-70), 0 elsewhere."""
+    tree = as_tree(tree)
     m = _mask(tree, elastic)
     q = np.asarray(q, dtype=float)
     q0 = np.zeros(tree.nq) if q0 is None else np.asarray(q0, dtype=float)
@@ -58,6 +60,7 @@ def elastic_inverse_dynamics(tree, q, qd, qdd_rigid, elastic=None, q0=None, grav
     eq. (82) and -K Delta q for the elastic joints.  Friction and rotor inertia of an elastic
     joint, if any, enter as in eqs. (36)-(38) (eq. 72 is the case Ia = Fs = Fv = 0).
     """
+    tree = as_tree(tree)
     m = _mask(tree, elastic)
     Gamma = elastic_torques(tree, q, m, q0)
     qdd = np.where(m, 0.0, np.asarray(qdd_rigid, dtype=float))
@@ -67,6 +70,7 @@ def elastic_inverse_dynamics(tree, q, qd, qdd_rigid, elastic=None, q0=None, grav
 
 def elastic_direct_dynamics(tree, q, qd, Gamma, elastic=None, q0=None, gravity=None, fe=None):
     """Return qdd of a tree with elastic joints (§6.2): direct model with Gamma_j = -K Delta q."""
+    tree = as_tree(tree)
     m = _mask(tree, elastic)
     G = np.where(m, elastic_torques(tree, q, m, q0), np.asarray(Gamma, dtype=float))
     return hybrid_dynamics(tree, q, qd, G, np.zeros(tree.nq), np.ones(tree.nq, dtype=bool),

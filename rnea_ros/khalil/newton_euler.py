@@ -61,6 +61,16 @@ class KhalilTree:
         return R, P + R[:, 2] * q[k]
 
 
+def as_tree(tree):
+    """Return a :class:`KhalilTree` for a KhalilTree or an MDH table (else ValueError)."""
+    if isinstance(tree, KhalilTree):
+        return tree
+    if hasattr(tree, 'frames') and hasattr(tree, 'NL'):
+        return KhalilTree(tree)
+    raise ValueError('expected a KhalilTree or an MDHTable (the core RobotModel has its own '
+                     f'rnea_ros.inverse_dynamics), got {type(tree).__name__}')
+
+
 # -- truncated Taylor series ("jets") -------------------------------------------------------------
 
 def _const(x, order):
@@ -150,6 +160,7 @@ def newton_euler_jets(tree, derivatives, gravity=None, fe=None, friction=True):
     ``fe`` is an optional (n frames, 6) array of Khalil's external wrenches f_ej = [f; m]
     *of link j on the environment*, in frame j about O_j (eq. 25), held constant in time.
     """
+    tree = as_tree(tree)
     D = np.asarray(derivatives, dtype=float)
     if D.ndim != 2 or D.shape[0] < 3:
         raise ValueError('derivatives must be a (K + 3, nq) array [q, dq, d2q, ...]')
@@ -213,7 +224,7 @@ def newton_euler_jets(tree, derivatives, gravity=None, fe=None, friction=True):
     return Gamma
 
 
-def inverse_dynamics(tree, q, qd, qdd, gravity=None, fe=None, friction=True):
+def newton_euler(tree, q, qd, qdd, gravity=None, fe=None, friction=True):
     """Return Gamma = NE(q, qd, qdd, fe) (eq. 12), rotor inertia and friction included (31)."""
     D = np.array([q, qd, qdd], dtype=float)
     return newton_euler_jets(tree, D, gravity=gravity, fe=fe, friction=friction)[0]
@@ -224,17 +235,19 @@ def inertia_matrix(tree, q):
 
     A includes the rotor inertias Ia on its diagonal (eq. 31).
     """
+    tree = as_tree(tree)
     n = tree.nq
     A = np.zeros((n, n))
     zero = np.zeros(n)
     for i in range(n):
         u = np.zeros(n)
         u[i] = 1.0
-        A[:, i] = inverse_dynamics(tree, q, zero, u, gravity=np.zeros(3), friction=False)
+        A[:, i] = newton_euler(tree, q, zero, u, gravity=np.zeros(3), friction=False)
     return 0.5 * (A + A.T)
 
 
 def bias_vector(tree, q, qd, gravity=None, fe=None, friction=True):
     """Return H(q, qd) of eq. (7): Gamma at qdd = 0 (Coriolis, centrifugal, gravity, friction)."""
-    return inverse_dynamics(tree, q, qd, np.zeros(tree.nq), gravity=gravity, fe=fe,
-                            friction=friction)
+    tree = as_tree(tree)
+    return newton_euler(tree, q, qd, np.zeros(tree.nq), gravity=gravity, fe=fe,
+                        friction=friction)
