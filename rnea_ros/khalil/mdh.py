@@ -31,6 +31,7 @@ import csv
 from dataclasses import dataclass, fields, replace
 import io
 import math
+import os
 
 import numpy as np
 
@@ -439,7 +440,6 @@ def _read(text_or_path, suffixes):
 
 def data_path(filename):
     """Return the path of an example table shipped in ``rnea_ros/khalil/data``."""
-    import os
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data', filename)
 
 
@@ -491,8 +491,11 @@ def model_from_mdh(table, floating_base=False, **options):
     joint friction, so the core algorithms include eq. (31) (with the core's smoothed sign(qd),
     see ``coulomb_band``).  ``options`` are passed to :meth:`RobotModel.from_specs` (explicit
     ``armature``, ``friction_viscous``, ``friction_coulomb`` override the table).  Cut joints
-    are not part of the tree: see :func:`loop_constraints`.
+    are not part of the tree: see :func:`loop_constraints`.  ``table`` may also be the path of
+    a ``.yaml``/``.csv`` table.
     """
+    if isinstance(table, (str, os.PathLike)):
+        table = load_mdh(table)
     if not isinstance(table, MDHTable):
         raise ValueError(f'expected an MDHTable, got {type(table).__name__}')
     links, joints = mdh_to_specs(table)
