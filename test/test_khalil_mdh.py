@@ -123,8 +123,8 @@ def test_mdh_to_urdf_loads_in_pinocchio_with_the_same_dynamics():
 
 def test_yaml_and_csv_describe_the_same_robot():
     """The example RX-90 table reads the same from YAML, CSV, text, and as a model path."""
-    assert model_from_mdh(data_path('rx90.csv')).joint_names == ('joint1', 'joint2', 'joint3',
-                                                               'joint4', 'joint5', 'joint6')
+    names = model_from_mdh(data_path('rx90.csv')).joint_names
+    assert names == ('joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6')
     a = load_mdh_yaml(data_path('rx90.yaml'))
     b = load_mdh_csv(data_path('rx90.csv'))
     assert a == b
