@@ -360,6 +360,15 @@ class RobotModel:
         return cls.from_urdf_string(xml, floating_base=floating_base, joint_names=joint_names,
                                     **options)
 
+    @classmethod
+    def from_mdh(cls, table, floating_base=False, **options):
+        """Build a model from Khalil's modified Denavit-Hartenberg table (object or file path).
+
+        See :mod:`rnea_ros.khalil.mdh`; Ia, Fs, Fv of the table become armature and friction.
+        """
+        from rnea_ros.khalil.mdh import model_from_mdh
+        return model_from_mdh(table, floating_base=floating_base, **options)
+
     def create_workspace(self):
         """Return a new workspace for this model (one per thread that calls the algorithms)."""
         return Workspace(self)

@@ -244,3 +244,15 @@ def test_khalil_functions_take_a_table_or_a_tree_but_not_a_core_model():
     assert np.allclose(khalil_ne(table, q, q, q), khalil_ne(KhalilTree(table), q, q, q))
     with pytest.raises(ValueError, match='KhalilTree or an MDHTable'):
         khalil_ne(model_from_mdh(table), q, q, q)
+
+
+def test_robot_model_from_mdh_is_model_from_mdh():
+    """RobotModel.from_mdh is the classmethod spelling of model_from_mdh."""
+    import numpy as np
+    from rnea_ros import gravity_torques, RobotModel
+    from rnea_ros.khalil import data_path, model_from_mdh
+    a = RobotModel.from_mdh(data_path('rx90.yaml'))
+    b = model_from_mdh(data_path('rx90.yaml'))
+    q = np.linspace(-1.0, 1.0, a.nq)
+    assert a.joint_names == b.joint_names
+    np.testing.assert_array_equal(gravity_torques(a, q), gravity_torques(b, q))
