@@ -109,7 +109,7 @@ class Workspace:
         self.data = np.zeros((model.nbodies + 1, 36))
         self.fext = self.data[:model.nbodies, 30:36]
         self.a0 = self.data[model.nbodies, :6]
-        self.aba = np.zeros((model.nbodies, 132))   # articulated-body algorithm, per body
+        self.aba = np.zeros((model.nbodies + 2, 132))   # articulated-body algorithm + scratch
         self.custom = False           # True while f_ext or a_0 differ from the defaults
         self.reset()
 
