@@ -11,7 +11,6 @@ then ramped in; efforts clamped; watchdog on joint states.  See that YAML file f
 
 from launch import LaunchDescription
 from launch.actions import OpaqueFunction
-
 from rnea_ros.launch_helpers import (arguments, declare_arguments,
                                      GRAVITY_COMPENSATION_DEFAULTS, rnea_launch_setup)
 

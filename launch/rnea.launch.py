@@ -11,7 +11,6 @@ The logic lives in rnea_ros.launch_helpers (unit-tested).
 
 from launch import LaunchDescription
 from launch.actions import OpaqueFunction
-
 from rnea_ros.launch_helpers import arguments, declare_arguments, rnea_launch_setup
 
 

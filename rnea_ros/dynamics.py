@@ -22,6 +22,7 @@ public functions below call the numba kernels of :mod:`rnea_ros.kernels`, which 
 against the reference to 1e-12.
 """
 
+import numba
 import numpy as np
 
 from rnea_ros import kernels
@@ -31,6 +32,8 @@ from rnea_ros.spatial import crf, crm, mcI, plucker
 
 _STATE_NAMES = {kernels.STATUS_BAD_Q: 'q', kernels.STATUS_BAD_QD: 'qd',
                 kernels.STATUS_BAD_QDD: 'qdd'}
+_LENGTH_STATUS = {kernels.STATUS_LEN_Q: 'q', kernels.STATUS_LEN_QD: 'qd',
+                  kernels.STATUS_LEN_QDD: 'qdd'}
 
 
 # -- the numpy reference ------------------------------------------------------------------------
@@ -133,6 +136,11 @@ def coordinate_name(model, index, velocity):
 
 def _raise_status(model, status, arrays, row=None):
     where = '' if row is None else f' (sample {row})'
+    if status in _LENGTH_STATUS:
+        name, n = _LENGTH_STATUS[status], model.nq if status == kernels.STATUS_LEN_Q else model.nv
+        x = arrays[status - kernels.STATUS_LEN_Q]
+        raise ValueError(f'{name} has shape {np.shape(x)}, expected ({n},) for robot '
+                         f"'{model.name}' (nq={model.nq}, nv={model.nv})")
     if status == kernels.STATUS_BAD_QUATERNION:
         raise ValueError(f'base orientation quaternion q[3:7] is zero{where}')
     name = _STATE_NAMES[status]
@@ -142,24 +150,27 @@ def _raise_status(model, status, arrays, row=None):
                      f'{x[bad]}{where}: inputs must be finite')
 
 
-def _gravity_acceleration(ws, gravity, base_acceleration):
-    """Return a_0 = a_base - a_g as a [lin; ang] 6-vector in the root frame."""
-    a0 = np.zeros(6)
-    g = ws.gravity if gravity is None else gravity
+def _gravity_acceleration(gravity, base_acceleration, out):
+    """Write a_0 = a_base - a_g, a [lin; ang] 6-vector in the root frame, into out."""
     try:
-        g = np.asarray(g, dtype=np.float64).reshape(3)
+        g = np.asarray((0.0, 0.0, -9.81) if gravity is None else gravity,
+                       dtype=np.float64).reshape(3)
     except (TypeError, ValueError):
         raise ValueError(f'gravity must be 3 numbers, got {gravity!r}') from None
     if not np.all(np.isfinite(g)):
         raise ValueError(f'gravity must be finite, got {g.tolist()}')
-    a0[:3] = -g
+    out[:3] = -g
+    out[3:] = 0.0
     if base_acceleration is not None:
-        ab = np.asarray(base_acceleration, dtype=np.float64).reshape(-1)
-        if ab.shape != (6,) or not np.all(np.isfinite(ab)):
+        try:
+            ab = np.asarray(base_acceleration, dtype=np.float64).reshape(6)
+        except (TypeError, ValueError):
+            ab = np.full(6, np.nan)
+        if not np.all(np.isfinite(ab)):
             raise ValueError('base_acceleration must be 6 finite numbers [linear, angular], '
                              f'got {base_acceleration!r}')
-        a0 += ab
-    return a0
+        out += ab
+    return out
 
 
 def external_wrenches(model, f_ext, out=None):
@@ -198,18 +209,39 @@ def external_wrenches(model, f_ext, out=None):
 
 # -- public API -----------------------------------------------------------------------------------
 
+def _prepare(model, ws, f_ext, gravity, base_acceleration):
+    """Return the workspace with f_ext and a_0 of this call written into it."""
+    if ws is None:
+        ws = model.default_workspace
+    if f_ext is None and gravity is None and base_acceleration is None and not ws.custom:
+        return ws
+    if base_acceleration is not None and model.floating_base:
+        raise ValueError('base_acceleration is for fixed-base models; a floating base takes '
+                         'its acceleration in qdd[:6]')
+    if f_ext is None and gravity is None and base_acceleration is None:
+        if ws.custom:
+            ws.reset()
+    else:
+        ws.custom = True
+        external_wrenches(model, f_ext, ws.fext)
+        _gravity_acceleration(gravity, base_acceleration, ws.a0)
+    return ws
+
+
 def _run_rnea(model, q, qd, qdd, f_ext, gravity, base_acceleration, ws):
-    ws = model.default_workspace if ws is None else ws
-    q = _vector(q, model.nq, 'q', model)
-    qd = _vector(qd, model.nv, 'qd', model)
-    qdd = _vector(qdd, model.nv, 'qdd', model)
-    fext = external_wrenches(model, f_ext, ws.fext)
-    a0 = _gravity_acceleration(ws, gravity, base_acceleration)
+    """Run the RNEA kernel into a new tau; the fast path converts nothing (see kernels)."""
+    ws = _prepare(model, ws, f_ext, gravity, base_acceleration)
     tau = np.empty(model.nv)
-    status = kernels.rnea(model.ints, model.reals, q, qd, qdd, fext, a0, ws.body, tau)
+    try:
+        status = kernels.rnea(model.ints, model.reals, ws.data, q, qd, qdd, tau)
+    except (TypeError, ValueError):   # not float64 C-contiguous vectors: convert, check, retry
+        q = _vector(q, model.nq, 'q', model)
+        qd = _vector(qd, model.nv, 'qd', model)
+        qdd = _vector(qdd, model.nv, 'qdd', model)
+        status = kernels.rnea(model.ints, model.reals, ws.data, q, qd, qdd, tau)
     if status:
         _raise_status(model, status, (q, qd, qdd))
-    return tau, ws
+    return tau, ws, qd, qdd
 
 
 def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, base_acceleration=None,
@@ -220,7 +252,45 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, base_accelerat
     model, ``base_acceleration`` [linear, angular] (world frame) is the acceleration of a
     moving base (ship, mobile platform), applied as a_0 = a_base - a_g (seed 001).
     """
-    return _run_rnea(model, q, qd, qdd, f_ext, gravity, base_acceleration, ws)[0]
+    # The common call (float64 arrays, no options) goes straight to the kernel: this function
+    # is the hot path of the node and of user control loops.
+    if ws is None and f_ext is None and gravity is None and base_acceleration is None:
+        ws = model.default_workspace
+        if not ws.custom:
+            tau = np.empty(model.nv)
+            try:
+                status = kernels.rnea(model.ints, model.reals, ws.data, q, qd, qdd, tau)
+            except (TypeError, ValueError):   # not float64 C-contiguous vectors
+                status = -1
+            if status == 0:
+                if model.has_joint_terms:
+                    _add_joint_terms(model, tau, qd, qdd)
+                return tau
+    tau, ws, qd, qdd = _run_rnea(model, q, qd, qdd, f_ext, gravity, base_acceleration, ws)
+    if model.has_joint_terms:
+        _add_joint_terms(model, tau, qd, qdd)
+    return tau
+
+
+def joint_friction(model, qd):
+    """Return the friction efforts Fs sign(qd) + Fv qd per velocity coordinate (seed 004 eq. 31).
+
+    sign(qd) is replaced by qd / band inside |qd| < model.coulomb_band (no chatter at rest).
+    """
+    off = model.nv - model.njoints
+    v = qd[off:]
+    out = np.zeros(model.nv)
+    out[off:] = (model.friction_coulomb * np.clip(v / model.coulomb_band, -1.0, 1.0)
+                 + model.friction_viscous * v)
+    return out
+
+
+def _add_joint_terms(model, tau, qd, qdd):
+    """Add friction and rotor inertia to rigid-body efforts, in place (tau may be 2-D)."""
+    off = model.nv - model.njoints
+    v, a = qd[..., off:], qdd[..., off:]
+    tau[..., off:] += (model.friction_coulomb * np.clip(v / model.coulomb_band, -1.0, 1.0)
+                       + model.friction_viscous * v + model.armature * a)
 
 
 def reaction_wrenches(model, q, qd, qdd, f_ext=None, gravity=None, base_acceleration=None,
@@ -232,21 +302,22 @@ def reaction_wrenches(model, q, qd, qdd, f_ext=None, gravity=None, base_accelera
     joint reaction force, Pinocchio's ``data.f``).
     """
     ws = _run_rnea(model, q, qd, qdd, f_ext, gravity, base_acceleration, ws)[1]
-    return ws.body[model.joint_body, 24:30].copy()
+    return ws.body_forces[model.joint_body]
 
 
 def inverse_dynamics_batch(model, Q, QD, QDD, gravity=None, base_acceleration=None, ws=None):
     """Return tau for each row of the (N, nq), (N, nv), (N, nv) arrays Q, QD, QDD as (N, nv)."""
-    ws = model.default_workspace if ws is None else ws
+    ws = _prepare(model, ws, None, gravity, base_acceleration)
     Q = _matrix(Q, model.nq, 'Q', model)
     QD = _matrix(QD, model.nv, 'QD', model, rows=Q.shape[0])
     QDD = _matrix(QDD, model.nv, 'QDD', model, rows=Q.shape[0])
-    a0 = _gravity_acceleration(ws, gravity, base_acceleration)
-    fext = external_wrenches(model, None, ws.fext)
     TAU = np.empty((Q.shape[0], model.nv))
-    status, row = kernels.rnea_batch(model.ints, model.reals, Q, QD, QDD, fext, a0, ws.body, TAU)
+    status, row = kernels.rnea_batch(model.ints, model.reals, ws.data, Q, QD, QDD, TAU,
+                                     numba.get_num_threads())
     if status:
         _raise_status(model, status, (Q[row], QD[row], QDD[row]), row=row)
+    if model.has_joint_terms:
+        _add_joint_terms(model, TAU, QD, QDD)
     return TAU
 
 
@@ -270,3 +341,25 @@ def coriolis_torques(model, q, qd, ws=None):
 __all__ = ['inverse_dynamics', 'inverse_dynamics_batch', 'reaction_wrenches',
            'gravity_torques', 'bias_forces', 'coriolis_torques', 'external_wrenches', 'rnea',
            'FREE_FLYER']
+
+
+def link_pose(model, q, link):
+    """Return (R, p): the orientation and origin of a link in the root (world) frame at q."""
+    q = _vector(q, model.nq, 'q', model)
+    try:
+        body, R_bl, p_bl = model.link_body[link]
+    except KeyError:
+        raise ValueError(f"robot '{model.name}' has no link '{link}'") from None
+    chain = []
+    while body >= 0:
+        chain.append(body)
+        body = model.ints[body, PARENT]
+    R, p = np.eye(3), np.zeros(3)
+    for b in reversed(chain):
+        X = jcalc(model.ints[b, KIND], model.reals[b, AXIS:AXIS + 3],
+                  joint_state(model, b, q, NQ))[0] @ placement(model, b)
+        E = X[3:, 3:]                       # b_R_parent
+        Er = -E.T @ X[:3, 3:]               # [r], r = origin of b in the parent frame
+        p = p + R @ np.array([Er[2, 1], Er[0, 2], Er[1, 0]])
+        R = R @ E.T
+    return R @ R_bl, p + R @ p_bl

@@ -34,8 +34,8 @@ def kind_from_urdf(joint_type, joint_name):
         return URDF_KINDS[joint_type]
     except KeyError:
         raise ValueError(
-            f"joint '{joint_name}' has type '{joint_type}', which rnea_ros does not support "
-            "(supported: revolute, continuous, prismatic, fixed; a floating base is set with "
+            f'joint {joint_name!r} has type {joint_type!r}, which rnea_ros does not support '
+            '(supported: revolute, continuous, prismatic, fixed; a floating base is set with '
             'floating_base=True)') from None
 
 

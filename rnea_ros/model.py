@@ -28,7 +28,8 @@ from rnea_ros.spatial import rpy_to_matrix, skew
 # Layout of one row of RobotModel.reals (per body).
 R_T, P_T, AXIS, MASS, H, I_O, NREAL = 0, 9, 12, 15, 16, 19, 28
 # Layout of one row of RobotModel.ints (per body).
-PARENT, KIND, IQ, IV, NINT = 0, 1, 2, 3, 4
+PARENT, KIND, IQ, IV, AXIS_CODE, NINT = 0, 1, 2, 3, 4, 5
+GENERAL_AXIS = 6   # AXIS_CODE: 0-2 = +x, +y, +z; 3-5 = -x, -y, -z; 6 = any other axis
 
 _DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
@@ -48,7 +49,7 @@ class JointSpec:
     """A joint: the pose of its frame (= child link frame at q = 0) in the parent link frame."""
 
     name: str
-    type: str
+    type: str  # noqa: A003 - the URDF attribute's name
     parent: str
     child: str
     rotation: np.ndarray = field(default_factory=lambda: np.eye(3))
@@ -78,31 +79,67 @@ def _check_link(link):
         raise ValueError(f"link '{link.name}' has negative mass {mass}")
     if not np.allclose(inertia, inertia.T, rtol=0.0, atol=1e-12 + 1e-9 * np.abs(inertia).max()):
         raise ValueError(f"inertia of link '{link.name}' is not symmetric")
-    if np.linalg.eigvalsh(inertia).min() < -1e-9 * max(1.0, np.abs(inertia).max()):
+    # Real URDFs carry rounding noise: tiny negative eigenvalues (< 1e-6 kg m^2) pass.
+    if np.linalg.eigvalsh(inertia).min() < -1e-6 * max(1.0, np.abs(inertia).max()):
         raise ValueError(f"inertia of link '{link.name}' is not positive semi-definite: "
                          f'eigenvalues {np.linalg.eigvalsh(inertia).tolist()}')
-    if mass == 0.0 and np.abs(inertia).max() > 0.0:
-        raise ValueError(f"link '{link.name}' has rotational inertia but zero mass")
     return mass, com, inertia
 
 
+def _axis_code(axis):
+    """Return 0-5 for a joint axis along +-x, +-y, +-z (fast kernels), else GENERAL_AXIS."""
+    for k in range(3):
+        for sign, code in ((1.0, k), (-1.0, k + 3)):
+            if np.array_equal(axis, sign * np.eye(3)[k]):
+                return code
+    return GENERAL_AXIS
+
+
 class Workspace:
-    """Per-call results of the algorithms (Pinocchio's ``Data``): one per thread of use."""
+    """Per-call results of the algorithms (Pinocchio's ``Data``): one per thread of use.
+
+    ``data`` is one (nbodies + 1, 36) array (few kernel arguments make fast calls): per body the
+    transform to its parent R(9) p(3), velocity v(6), acceleration a(6), body force f(6) and
+    external wrench f_ext(6); the last row holds a_0 = a_base - a_g.
+    """
 
     def __init__(self, model):
         """Allocate the arrays for a model; nothing is allocated per call afterwards."""
-        nb = model.nbodies
-        self.body = np.zeros((nb, 30))        # per body: R(9) p(3) v(6) a(6) f(6)
-        self.fext = np.zeros((nb, 6))         # external wrenches, body frames
-        self.gravity = np.array(_DEFAULT_GRAVITY)
-        self.base_acceleration = np.zeros(6)
+        self.nbodies = model.nbodies
+        self.data = np.zeros((model.nbodies + 1, 36))
+        self.fext = self.data[:model.nbodies, 30:36]
+        self.a0 = self.data[model.nbodies, :6]
+        self.aba = np.zeros((model.nbodies + 2, 132))   # articulated-body algorithm + scratch
+        self.custom = False           # True while f_ext or a_0 differ from the defaults
+        self.reset()
+
+    def reset(self):
+        """Clear external wrenches and set a_0 to the default gravity (0, 0, -9.81)."""
+        self.fext[:] = 0.0
+        self.a0[:] = (0.0, 0.0, -_DEFAULT_GRAVITY[2], 0.0, 0.0, 0.0)
+        self.custom = False
+
+    @property
+    def body_forces(self):
+        """Return the (nbodies, 6) body forces f_i of the last call, [force, torque]."""
+        return self.data[:self.nbodies, 24:30]
 
 
 class RobotModel:
     """A frozen kinematic tree with spatial inertias flattened into arrays (see module doc)."""
 
-    def __init__(self, links, joints, floating_base=False, joint_names=None, name='robot'):
-        """Build from LinkSpec and JointSpec lists; prefer the ``from_*`` constructors."""
+    def __init__(self, links, joints, floating_base=False, joint_names=None, name='robot',
+                 friction_viscous=None, friction_coulomb=None, armature=None,
+                 friction_from_urdf=False, coulomb_band=0.01):
+        """Build from LinkSpec and JointSpec lists; prefer the ``from_*`` constructors.
+
+        Joint friction and rotor inertia (seed 004 eq. 31), added to every algorithm:
+        ``tau_i += Fs_i sign(qd_i) + Fv_i qd_i + Ia_i qdd_i``.  ``friction_viscous`` (Fv),
+        ``friction_coulomb`` (Fs) and ``armature`` (Ia) map joint names to values (others 0);
+        ``friction_from_urdf`` takes Fv and Fs from each joint's ``<dynamics damping friction>``
+        (explicit values win).  sign(qd) is linear inside |qd| < ``coulomb_band`` (rad/s or m/s)
+        so that commands do not chatter around zero velocity.
+        """
         self.name = name
         self.floating_base = bool(floating_base)
         links = list(links)
@@ -188,7 +225,7 @@ class RobotModel:
         # Lump every link's inertia into its body (parallel-axis theorem).
         for lk, (b, R, p) in link_body.items():
             m, c, Ic = link_by_name[lk]
-            if b < 0 or m == 0.0:
+            if b < 0 or (m == 0.0 and not Ic.any()):
                 continue
             c_b = R @ c + p
             C = skew(c_b)
@@ -227,6 +264,7 @@ class RobotModel:
                 joint = moving_by_child[body_links[b]]
                 ints[b, IQ] = off_q + joint_index[joint.name]
                 ints[b, IV] = off_v + joint_index[joint.name]
+            ints[b, AXIS_CODE] = _axis_code(axes[b])
             reals[b, R_T:R_T + 9] = placement_R[b].ravel()
             reals[b, P_T:P_T + 3] = placement_p[b]
             reals[b, AXIS:AXIS + 3] = axes[b]
@@ -252,46 +290,84 @@ class RobotModel:
         self.upper_limits = np.array([j.upper for j in ordered], dtype=float)
         self.urdf_damping = np.array([j.damping for j in ordered], dtype=float)
         self.urdf_friction = np.array([j.friction for j in ordered], dtype=float)
+        self.coulomb_band = float(coulomb_band)
+        if not self.coulomb_band > 0.0:
+            raise ValueError(f'coulomb_band must be positive, got {coulomb_band}')
+        fv = self.urdf_damping.copy() if friction_from_urdf else np.zeros(self.njoints)
+        fs = self.urdf_friction.copy() if friction_from_urdf else np.zeros(self.njoints)
+        ia = np.zeros(self.njoints)
+        for arr, values, what in ((fv, friction_viscous, 'friction_viscous'),
+                                  (fs, friction_coulomb, 'friction_coulomb'),
+                                  (ia, armature, 'armature')):
+            for joint, value in (values or {}).items():
+                if joint not in joint_index:
+                    raise ValueError(f"{what} names joint '{joint}', which is not a moving "
+                                     f"joint of robot '{name}'")
+                value = float(value)
+                if not (np.isfinite(value) and value >= 0.0):
+                    raise ValueError(f"{what}['{joint}'] must be finite and >= 0, got {value}")
+                arr[joint_index[joint]] = value
+        self.friction_viscous, self.friction_coulomb, self.armature = fv, fs, ia
+        self.armature_v = np.concatenate([np.zeros(off_v), ia])
+        self.has_joint_terms = bool(fv.any() or fs.any() or ia.any())
         mimic = []
+        self.warnings = []
         for j in ordered:
             if j.mimic is not None:
                 driver, mult, offset = j.mimic
                 if driver not in joint_index:
-                    raise ValueError(f"joint '{j.name}' mimics '{driver}', which is not a "
-                                     'moving joint of the model')
+                    self.warnings.append(f"joint '{j.name}' mimics '{driver}', which is not a "
+                                         'moving joint: it is treated as an independent joint')
+                    continue
                 mimic.append((j.name, driver, float(mult), float(offset)))
         self.mimic = tuple(mimic)
         for arr in (self.ints, self.reals, self.joint_body, self.effort_limits,
                     self.velocity_limits, self.lower_limits, self.upper_limits,
-                    self.urdf_damping, self.urdf_friction):
+                    self.urdf_damping, self.urdf_friction, self.friction_viscous,
+                    self.friction_coulomb, self.armature):
             arr.flags.writeable = False
         self.default_workspace = Workspace(self)
 
     # -- constructors -------------------------------------------------------------------------
 
     @classmethod
-    def from_specs(cls, links, joints, floating_base=False, joint_names=None, name='robot'):
+    def from_specs(cls, links, joints, floating_base=False, joint_names=None, name='robot',
+                   **options):
         """Build a model from LinkSpec and JointSpec lists (any description format)."""
         return cls(links, joints, floating_base=floating_base, joint_names=joint_names,
-                   name=name)
+                   name=name, **options)
 
     @classmethod
-    def from_urdf_string(cls, xml, floating_base=False, joint_names=None):
-        """Build a model from URDF XML text; raise ValueError if it is not a usable URDF."""
+    def from_urdf_string(cls, xml, floating_base=False, joint_names=None, **options):
+        """Build a model from URDF XML text; raise ValueError if it is not a usable URDF.
+
+        ``options``: friction_viscous, friction_coulomb, armature, friction_from_urdf,
+        coulomb_band (see the class).
+        """
         from rnea_ros.urdf import parse_urdf
         name, links, joints = parse_urdf(xml)
         return cls(links, joints, floating_base=floating_base, joint_names=joint_names,
-                   name=name)
+                   name=name, **options)
 
     @classmethod
-    def from_urdf_file(cls, path, floating_base=False, joint_names=None):
-        """Build a model from a URDF file."""
+    def from_urdf_file(cls, path, floating_base=False, joint_names=None, **options):
+        """Build a model from a URDF file (options as for from_urdf_string)."""
         try:
             with open(path, encoding='utf-8') as f:
                 xml = f.read()
         except OSError as e:
             raise ValueError(f'cannot read URDF file {path!r}: {e.strerror}') from None
-        return cls.from_urdf_string(xml, floating_base=floating_base, joint_names=joint_names)
+        return cls.from_urdf_string(xml, floating_base=floating_base, joint_names=joint_names,
+                                    **options)
+
+    @classmethod
+    def from_mdh(cls, table, floating_base=False, **options):
+        """Build a model from Khalil's modified Denavit-Hartenberg table (object or file path).
+
+        See :mod:`rnea_ros.khalil.mdh`; Ia, Fs, Fv of the table become armature and friction.
+        """
+        from rnea_ros.khalil.mdh import model_from_mdh
+        return model_from_mdh(table, floating_base=floating_base, **options)
 
     def create_workspace(self):
         """Return a new workspace for this model (one per thread that calls the algorithms)."""

@@ -25,16 +25,18 @@ import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 import rclpy
 from rclpy.exceptions import ParameterException, ParameterUninitializedException
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from rclpy.utilities import remove_ros_args
+from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
+from rnea_ros import node_io, node_params
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
-
-from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
-from rnea_ros import node_io, node_params
 
 _TYPES = {
     'bool': Parameter.Type.BOOL,
@@ -526,7 +528,7 @@ def make_executor(kind='events'):
             return EventsExecutor()
         except ImportError:
             pass
-    return rclpy.executors.SingleThreadedExecutor()
+    return SingleThreadedExecutor()
 
 
 def spin_until_signal(node, executor, should_stop, period=0.1):
@@ -543,8 +545,8 @@ def main(args=None):
     parser.add_argument('--executor', choices=('events', 'single'), default='events',
                         help='events: rclpy EventsExecutor (default, lowest CPU and latency); '
                         'single: SingleThreadedExecutor')
-    options = parser.parse_args(rclpy.utilities.remove_ros_args(args)[1:])
-    rclpy.init(args=args, signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
+    options = parser.parse_args(remove_ros_args(args)[1:])
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     stop = []
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.append(True))

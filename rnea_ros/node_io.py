@@ -16,7 +16,6 @@ import math
 import re
 
 import numpy as np
-
 from rnea_ros import node_params
 
 _MAX_NAME_CACHE = 32

@@ -1,6 +1,7 @@
 """Read a URDF (with urdfdom-py, the ROS-maintained parser) into LinkSpec / JointSpec records."""
 
 import math
+import xml.etree.ElementTree as ET
 
 import numpy as np
 
@@ -20,6 +21,27 @@ def _quiet_parse(xml):
         core.on_error = previous
 
 
+def _dynamics_only(xml):
+    """Return the URDF text with only what dynamics needs: links (without geometry) and joints.
+
+    Visuals, collisions, materials, transmissions and simulator extensions are dropped, so that
+    a mesh or plugin the parser does not understand cannot make a valid kinematic tree fail.
+    """
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as e:
+        raise ValueError(f'invalid URDF: not well-formed XML: {e}') from None
+    if root.tag != 'robot':
+        raise ValueError(f'invalid URDF: the root element is <{root.tag}>, not <robot>')
+    for child in list(root):
+        if child.tag not in ('link', 'joint'):
+            root.remove(child)
+        elif child.tag == 'link':
+            for geometry in [g for g in child if g.tag in ('visual', 'collision')]:
+                child.remove(geometry)
+    return ET.tostring(root, encoding='unicode')
+
+
 def _limit(value, default):
     return default if value is None else float(value)
 
@@ -30,11 +52,9 @@ def parse_urdf(xml):
         xml = xml.decode('utf-8')
     if not isinstance(xml, str) or not xml.strip():
         raise ValueError('invalid URDF: the robot description is empty')
-    if '<robot' not in xml:
-        raise ValueError('invalid URDF: no <robot> element found')
+    xml = _dynamics_only(xml.encode('utf-8'))
     try:
-        robot, _ = _quiet_parse(xml.encode('utf-8') if xml.lstrip().startswith('<?xml')
-                                else xml)
+        robot, _ = _quiet_parse(xml)
     except Exception as e:  # noqa: B902 - the parser raises many unrelated exception types
         raise ValueError(f'invalid URDF: {type(e).__name__}: {e}') from None
     if robot is None or not getattr(robot, 'links', None):

@@ -4,9 +4,8 @@ import importlib.util
 import os
 
 import pytest
-import yaml
-
 from rnea_ros import launch_helpers as lh
+import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAUNCH_FILES = ('rnea.launch.py', 'gravity_compensation.launch.py')

@@ -1,0 +1,100 @@
+"""The ``rnea-ros`` command: robot dynamics from the shell, no ROS needed.
+
+``rnea-ros torques --urdf FILE [--q ...] [--qd ...] [--qdd ...] [--floating-base] [--json]``
+prints the joint efforts by name (gravity compensation when only q is given).  Values are given
+in model order (``--q 0 -0.5 0 -2 0 1.5 0.8 0 0``, commas allowed) or by name
+(``--q panda_joint2=-0.5 panda_joint4=-2``; joints not named are 0).
+"""
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from rnea_ros.dynamics import coordinate_name, inverse_dynamics
+from rnea_ros.model import RobotModel
+
+
+def parse_values(tokens, model, velocity, what):
+    """Return a vector from CLI tokens: numbers in model order, or name=value pairs."""
+    n = model.nv if velocity else model.nq
+    out = np.zeros(n)
+    if not velocity and model.floating_base:
+        out[6] = 1.0                               # identity quaternion
+    if not tokens:
+        return out
+    items = [t for token in tokens for t in token.replace(',', ' ').split()]
+    names = [coordinate_name(model, i, velocity) for i in range(n)]
+    if all('=' in t for t in items):
+        for item in items:
+            name, _, value = item.partition('=')
+            if name not in names:
+                raise ValueError(f'{what}: unknown joint {name!r}; joints: {", ".join(names)}')
+            out[names.index(name)] = float(value)
+        return out
+    if any('=' in t for t in items):
+        raise ValueError(f'{what}: give either {n} numbers or name=value pairs, not both')
+    if len(items) != n:
+        raise ValueError(f'{what}: expected {n} values ({", ".join(names)}), got {len(items)}')
+    return np.array([float(t) for t in items])
+
+
+def torques(args):
+    """Print the efforts for the state given on the command line; return the exit code."""
+    model = RobotModel.from_urdf_file(args.urdf, floating_base=args.floating_base)
+    q = parse_values(args.q, model, False, '--q')
+    qd = parse_values(args.qd, model, True, '--qd')
+    qdd = parse_values(args.qdd, model, True, '--qdd')
+    gravity = None if args.gravity is None else [float(g) for g in args.gravity]
+    tau = inverse_dynamics(model, q, qd, qdd, gravity=gravity)
+    names = [coordinate_name(model, i, True) for i in range(model.nv)]
+    if args.json:
+        print(json.dumps({'robot': model.name, 'effort': dict(zip(names, tau.tolist()))},
+                         indent=2))
+        return 0
+    print(f'{model!r}')
+    width = max((len(n) for n in names), default=5)
+    print(f'{"joint":<{width}}  {"effort":>12}  unit')
+    floating = 6 if model.floating_base else 0
+    for i, (name, value) in enumerate(zip(names, tau)):
+        if i < floating:
+            unit = 'N' if i < 3 else 'N m'
+        else:
+            unit = 'N' if model.joint_types[i - floating] == 'prismatic' else 'N m'
+        print(f'{name:<{width}}  {value:12.6f}  {unit}')
+    return 0
+
+
+def build_parser():
+    """Return the argument parser of ``rnea-ros``."""
+    parser = argparse.ArgumentParser(prog='rnea-ros', description=__doc__.split('\n')[0])
+    sub = parser.add_subparsers(dest='command', required=True)
+    p = sub.add_parser('torques', help='joint efforts for a state (gravity compensation by '
+                                       'default)')
+    p.add_argument('--urdf', required=True, help='URDF file')
+    p.add_argument('--q', nargs='*', help='positions (rad, m); default 0')
+    p.add_argument('--qd', nargs='*', help='velocities (rad/s, m/s); default 0')
+    p.add_argument('--qdd', nargs='*', help='accelerations (rad/s^2, m/s^2); default 0')
+    p.add_argument('--gravity', nargs=3, metavar=('GX', 'GY', 'GZ'),
+                   help='gravity in the root frame, m/s^2 (default 0 0 -9.81)')
+    p.add_argument('--floating-base', action='store_true',
+                   help='free-flyer base: q starts with x y z qx qy qz qw')
+    p.add_argument('--json', action='store_true', help='print JSON')
+    p.set_defaults(func=torques)
+    return parser
+
+
+def main(argv=None):
+    """Run the command line; errors are printed as one line and exit with status 2."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ValueError as e:
+        print(f'rnea-ros: error: {e}', file=sys.stderr)
+        return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,481 @@
+"""The rnea node with real rclpy, in-process, on an isolated ROS domain, with the panda URDF.
+
+Each test starts a fresh node and a peer node in one private context, publishes inputs, spins
+until the answer to a given input stamp arrives, and compares it with the dynamics core.
+"""
+
+import math
+import os
+import random
+import subprocess
+import sys
+import sysconfig
+import time
+
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import WrenchStamped
+import numpy as np
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
+from rnea_ros.node import RneaNode
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import SetBool
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROBOTS = os.path.join(sysconfig.get_paths()['purelib'], 'cmeel.prefix', 'share',
+                      'example-robot-data', 'robots')
+PANDA = os.path.join(ROBOTS, 'panda_description', 'urdf', 'panda.urdf')
+ARM = [f'panda_joint{i}' for i in range(1, 8)]
+DOMAIN_ID = random.randint(100, 200)
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+pytestmark = pytest.mark.skipif(not os.path.isfile(PANDA), reason='example-robot-data missing')
+
+
+@pytest.fixture(scope='module')
+def context():
+    os.environ['ROS_DOMAIN_ID'] = str(DOMAIN_ID)
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=DOMAIN_ID)
+    yield ctx
+    rclpy.shutdown(context=ctx)
+
+
+@pytest.fixture(scope='module')
+def panda():
+    return RobotModel.from_urdf_file(PANDA)
+
+
+class Harness:
+    """The node under test, a peer node with publishers/subscribers, and an executor."""
+
+    def __init__(self, context, params):
+        """Start the node with ``params`` and a peer with every input and output."""
+        overrides = [Parameter(k, value=v) for k, v in params.items()]
+        self.node = RneaNode(context=context, parameter_overrides=overrides)
+        self.peer = rclpy.create_node(f'peer_{random.randrange(1 << 30)}', context=context)
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+        self.executor.add_node(self.peer)
+        self.efforts, self.commands, self.wrenches, self.diagnostics = [], [], {}, []
+        self._stamp = 0
+        peer = self.peer
+        self.subs = [peer.create_subscription(JointState, '/rnea/joint_efforts',
+                                              self.efforts.append, 100),
+                     peer.create_subscription(DiagnosticArray, '/diagnostics',
+                                              self.diagnostics.append, 10)]
+        self.pubs = {
+            'joint_states': peer.create_publisher(JointState, '/joint_states', 10),
+            'accelerations': peer.create_publisher(
+                JointTrajectory, '/rnea/desired_accelerations', 10),
+            'accelerations_array': peer.create_publisher(
+                Float64MultiArray, '/rnea/desired_accelerations_array', 10),
+            'reference': peer.create_publisher(JointTrajectory, '/rnea/reference', 10),
+            'wrench': peer.create_publisher(WrenchStamped, '/rnea/external_wrenches', 10),
+        }
+        self.description = peer.create_publisher(String, '/robot_description', LATCHED)
+
+    def watch_commands(self, topic):
+        """Record the commands published on ``topic``."""
+        self.subs.append(self.peer.create_subscription(Float64MultiArray, topic,
+                                                       self.commands.append, 100))
+        self.wait_connected()
+
+    def watch_wrenches(self, joints):
+        """Record the reaction wrenches of ``joints``."""
+        for joint in joints:
+            self.wrenches[joint] = []
+            self.subs.append(self.peer.create_subscription(
+                WrenchStamped, f'/rnea/reaction_wrenches/{joint}',
+                self.wrenches[joint].append, 100))
+        self.wait_connected()
+
+    def spin_until(self, condition, timeout=5.0):
+        """Spin both nodes until ``condition()`` holds (fail after ``timeout`` s)."""
+        end = time.monotonic() + timeout
+        while not condition():
+            assert time.monotonic() < end, 'timed out waiting for the node'
+            self.executor.spin_once(timeout_sec=0.01)
+
+    def spin_for(self, seconds):
+        """Spin both nodes for a while."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.01)
+
+    def wait_connected(self):
+        """Wait until every publisher and subscription of the peer is matched."""
+        self.spin_until(lambda: all(p.get_subscription_count() > 0 for p in self.pubs.values())
+                        and all(s.get_publisher_count() > 0 for s in self.subs[:1]))
+        self.spin_until(lambda: all(s.get_publisher_count() > 0 for s in self.subs))
+
+    def publish(self, key, msg):
+        """Publish an input and let the node take it."""
+        self.pubs[key].publish(msg)
+        self.spin_for(0.02)
+
+    def joint_state(self, names, q, qd=(), wait=True):
+        """Publish joint states with a fresh stamp; return the answer (or the stamp)."""
+        self._stamp += 1
+        msg = JointState(name=list(names), position=[float(x) for x in q],
+                         velocity=[float(x) for x in qd])
+        msg.header.stamp = Time(sec=1000, nanosec=self._stamp)
+        self.pubs['joint_states'].publish(msg)
+        if not wait:
+            return self._stamp
+        self.spin_until(lambda: self.answer(self._stamp) is not None)
+        return self.answer(self._stamp)
+
+    def answer(self, stamp):
+        """Return the joint_efforts message answering input ``stamp``, or None."""
+        for msg in self.efforts:
+            if msg.header.stamp.sec == 1000 and msg.header.stamp.nanosec == stamp:
+                return msg
+        return None
+
+    def close(self):
+        """Destroy the nodes."""
+        self.executor.shutdown(timeout_sec=0.1)
+        self.node.destroy_node()
+        self.peer.destroy_node()
+
+
+@pytest.fixture
+def make(context):
+    harnesses = []
+
+    def factory(**params):
+        params.setdefault('urdf_file', PANDA)
+        harness = Harness(context, params)
+        harnesses.append(harness)
+        harness.wait_connected()
+        return harness
+
+    yield factory
+    for harness in harnesses:
+        harness.close()
+
+
+def _state(model, seed=0):
+    rng = np.random.default_rng(seed)
+    lo = np.where(np.isfinite(model.lower_limits), model.lower_limits, -math.pi)
+    hi = np.where(np.isfinite(model.upper_limits), model.upper_limits, math.pi)
+    q = lo + (hi - lo) * rng.uniform(0.2, 0.8, model.nq)
+    q[8] = q[7]                                   # the mimic finger follows its driver
+    qd = rng.uniform(-1.0, 1.0, model.nv)
+    qd[8] = qd[7]
+    return q, qd, rng.uniform(-2.0, 2.0, model.nv)
+
+
+def _array(values):
+    return Float64MultiArray(data=[float(x) for x in values])
+
+
+# -- modes ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('mode', ['inverse_dynamics', 'gravity_compensation',
+                                  'gravity_coriolis'])
+def test_efforts_equal_the_core_for_each_mode(make, panda, mode):
+    h = make(mode=mode)
+    q, qd, qdd = _state(panda)
+    h.publish('accelerations_array', _array(qdd))
+    out = h.joint_state(panda.joint_names, q, qd)
+    used_qd = np.zeros(9) if mode == 'gravity_compensation' else qd
+    used_qdd = qdd if mode == 'inverse_dynamics' else np.zeros(9)
+    assert list(out.name) == list(panda.joint_names)
+    np.testing.assert_allclose(out.effort, inverse_dynamics(panda, q, used_qd, used_qdd),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out.position, q)
+    np.testing.assert_allclose(out.velocity, used_qd)
+
+
+def test_desired_accelerations_by_trajectory_unnamed_joints_zero(make, panda):
+    h = make(mode='inverse_dynamics')
+    q, qd, _ = _state(panda, seed=1)
+    point = JointTrajectoryPoint(accelerations=[1.5, -0.5])
+    h.publish('accelerations', JointTrajectory(joint_names=['panda_joint4', 'panda_joint2'],
+                                               points=[point]))
+    out = h.joint_state(panda.joint_names, q, qd)
+    qdd = np.zeros(9)
+    qdd[3], qdd[1] = 1.5, -0.5
+    np.testing.assert_allclose(out.effort, inverse_dynamics(panda, q, qd, qdd), atol=1e-12)
+
+
+def test_stale_desired_accelerations_count_as_zero(make, panda):
+    h = make(mode='inverse_dynamics', desired_timeout=0.05)
+    q, qd, qdd = _state(panda, seed=2)
+    h.publish('accelerations_array', _array(qdd))
+    fresh = h.joint_state(panda.joint_names, q, qd)
+    np.testing.assert_allclose(fresh.effort, inverse_dynamics(panda, q, qd, qdd), atol=1e-12)
+    h.spin_for(0.1)
+    stale = h.joint_state(panda.joint_names, q, qd)
+    np.testing.assert_allclose(stale.effort, inverse_dynamics(panda, q, qd, np.zeros(9)),
+                               atol=1e-12)
+
+
+def test_wrong_length_acceleration_array_is_rejected(make, panda):
+    h = make(mode='inverse_dynamics')
+    q, qd, qdd = _state(panda, seed=3)
+    h.publish('accelerations_array', _array(qdd[:7]))
+    out = h.joint_state(panda.joint_names, q, qd)
+    np.testing.assert_allclose(out.effort, inverse_dynamics(panda, q, qd, np.zeros(9)),
+                               atol=1e-12)
+    assert 'expected 9 accelerations' in h.node._last_error
+
+
+def test_computed_torque_law(make, panda):
+    kp = [float(k) for k in range(100, 1000, 100)]
+    h = make(mode='computed_torque', kp=kp, kd=[30.0], clamp_efforts=False)
+    q, qd, _ = _state(panda, seed=4)
+    q_ref, qd_ref, qdd_ref = _state(panda, seed=5)
+    point = JointTrajectoryPoint(positions=list(q_ref[:8]), velocities=list(qd_ref[:8]),
+                                 accelerations=list(qdd_ref[:8]))
+    h.publish('reference', JointTrajectory(joint_names=list(panda.joint_names[:8]),
+                                           points=[point]))
+    out = h.joint_state(panda.joint_names, q, qd)
+    for ref in (q_ref, qd_ref, qdd_ref):              # the mimic joint follows its driver
+        ref[8] = ref[7]
+    qdd_cmd = qdd_ref + np.array(kp) * (q_ref - q) + 30.0 * (qd_ref - qd)
+    np.testing.assert_allclose(out.effort, inverse_dynamics(panda, q, qd, qdd_cmd), rtol=1e-12)
+
+
+# -- inputs -----------------------------------------------------------------------------------
+
+def test_partial_joint_states_merge_and_the_mimic_follows(make, panda):
+    h = make(mode='gravity_compensation')
+    q, _, _ = _state(panda, seed=6)
+    stamp = h.joint_state(ARM + ['not_in_model'], list(q[:7]) + [9.0], wait=False)
+    h.spin_for(0.1)
+    assert h.answer(stamp) is None                  # the finger has no position yet
+    out = h.joint_state(['panda_finger_joint1'], [q[7]])
+    np.testing.assert_allclose(out.position, q)      # finger 2 = finger 1 (mimic)
+    np.testing.assert_allclose(out.effort, inverse_dynamics(panda, q, np.zeros(9), np.zeros(9)),
+                               atol=1e-12)
+    assert h.node._rt.joints.unknown == {'not_in_model'}
+
+
+def test_nan_joint_state_is_rejected_and_nothing_published(make, panda):
+    h = make(mode='gravity_compensation')
+    q, _, _ = _state(panda, seed=7)
+    bad = q.copy()
+    bad[2] = math.nan
+    first = h.joint_state(panda.joint_names, bad, wait=False)
+    good = h.joint_state(panda.joint_names, q)
+    assert h.answer(first) is None
+    bad_again = h.joint_state(panda.joint_names, bad, qd=[math.inf] * 9, wait=False)
+    h.joint_state(panda.joint_names, q)
+    assert h.answer(bad_again) is None
+    assert all(np.isfinite(m.effort).all() for m in h.efforts)
+    np.testing.assert_allclose(good.effort, inverse_dynamics(panda, q, np.zeros(9), np.zeros(9)))
+
+
+def test_external_wrench_on_a_link_and_zero_clears_it(make, panda):
+    h = make(mode='gravity_compensation')
+    q, _, _ = _state(panda, seed=8)
+    wrench = WrenchStamped()
+    wrench.header.frame_id = 'panda_hand'
+    wrench.wrench.force.z = -20.0
+    wrench.wrench.torque.x = 1.5
+    h.publish('wrench', wrench)
+    out = h.joint_state(panda.joint_names, q)
+    f_ext = {'panda_hand': [0.0, 0.0, -20.0, 1.5, 0.0, 0.0]}
+    zero = np.zeros(9)
+    expected = inverse_dynamics(panda, q, zero, zero, f_ext=f_ext)
+    np.testing.assert_allclose(out.effort, expected, atol=1e-12)
+    assert not np.allclose(expected, inverse_dynamics(panda, q, zero, zero))
+    h.publish('wrench', WrenchStamped(header=wrench.header))
+    out = h.joint_state(panda.joint_names, q)
+    np.testing.assert_allclose(out.effort, inverse_dynamics(panda, q, zero, zero), atol=1e-12)
+
+
+def test_robot_description_topic_and_bad_description_keeps_the_old_model(make, panda):
+    h = make(urdf_file='', mode='gravity_compensation')
+    with open(PANDA, encoding='utf-8') as f:
+        h.description.publish(String(data=f.read()))
+    h.spin_until(lambda: h.node._rt is not None)
+    q, _, _ = _state(panda, seed=9)
+    before = h.joint_state(panda.joint_names, q)
+    h.description.publish(String(data='<robot name="broken"><link name="a"><inertial>'))
+    h.spin_until(lambda: 'rejected' in h.node._last_error)
+    after = h.joint_state(panda.joint_names, q)
+    np.testing.assert_array_equal(after.effort, before.effort)
+    result = h.node.set_parameters([Parameter('urdf_file', value='/no/such/file.urdf')])[0]
+    assert not result.successful and 'cannot read URDF file' in result.reason
+    assert h.node._rt.model.name == 'panda'
+
+
+# -- outputs ----------------------------------------------------------------------------------
+
+def test_reaction_wrenches_match_the_core(make, panda):
+    h = make(mode='inverse_dynamics')
+    h.watch_wrenches(panda.joint_names)
+    q, qd, qdd = _state(panda, seed=10)
+    h.publish('accelerations_array', _array(qdd))
+    out = h.joint_state(panda.joint_names, q, qd)
+    h.spin_until(lambda: all(h.wrenches[j] for j in panda.joint_names))
+    expected = reaction_wrenches(panda, q, qd, qdd)
+    for i, (joint, link) in enumerate(zip(panda.joint_names, panda.child_links)):
+        msg = h.wrenches[joint][-1]
+        assert msg.header.frame_id == link and msg.header.stamp == out.header.stamp
+        f, t = msg.wrench.force, msg.wrench.torque
+        np.testing.assert_allclose([f.x, f.y, f.z, t.x, t.y, t.z], expected[i], atol=1e-12)
+
+
+def test_efforts_are_clamped_to_urdf_and_max_effort_limits(make, panda):
+    gravity = [0.0, 0.0, -60.0]
+    h = make(mode='gravity_compensation', gravity=gravity, command_topic='/test/clamp_cmd',
+             max_effort=[87.0, 50.0, 87.0, 87.0, 12.0, 12.0, 12.0, 100.0, 100.0])
+    h.watch_commands('/test/clamp_cmd')
+    q = np.array([0.0, 1.2, 0.0, -0.3, 0.0, 1.5, 0.0, 0.02, 0.02])
+    zero = np.zeros(9)
+    raw = inverse_dynamics(panda, q, zero, zero, gravity=gravity)
+    limits = np.minimum(panda.effort_limits, [87, 50, 87, 87, 12, 12, 12, 100, 100])
+    assert (np.abs(raw) > limits).any()
+    out = h.joint_state(panda.joint_names, q)
+    np.testing.assert_allclose(out.effort, np.clip(raw, -limits, limits), atol=1e-12)
+    h.spin_until(lambda: h.commands)
+    np.testing.assert_allclose(h.commands[-1].data, out.effort)
+    h.node.set_parameters([Parameter('clamp_efforts', value=False),
+                           Parameter('max_effort', value=[1e6])])
+    out = h.joint_state(panda.joint_names, q)
+    np.testing.assert_allclose(out.effort, raw, atol=1e-12)
+
+
+def test_commands_follow_command_joints_and_ramp_in(make, panda):
+    order = ['panda_joint3', 'panda_joint1', 'panda_joint2']
+    h = make(mode='gravity_compensation', command_topic='/test/ramp_cmd',
+             command_joints=order, ramp_time=0.4)
+    h.watch_commands('/test/ramp_cmd')
+    q, _, _ = _state(panda, seed=11)
+    first = h.joint_state(panda.joint_names, q)
+    h.spin_until(lambda: h.commands)
+    full = np.array([first.effort[panda.joint_names.index(j)] for j in order])
+    assert np.all(np.abs(h.commands[0].data) <= 0.25 * np.abs(full) + 1e-12)
+    h.spin_for(0.45)
+    h.joint_state(panda.joint_names, q)
+    h.spin_until(lambda: len(h.commands) >= 2)
+    np.testing.assert_allclose(h.commands[-1].data, full, rtol=1e-12)
+
+
+def test_enable_service_disable_sends_zero_and_stops_commands(make, panda):
+    h = make(mode='gravity_compensation', command_topic='/test/enable_cmd')
+    h.watch_commands('/test/enable_cmd')
+    client = h.peer.create_client(SetBool, '/rnea/enable')
+    q, _, _ = _state(panda, seed=12)
+    h.joint_state(panda.joint_names, q)
+    h.spin_until(lambda: h.commands)
+    future = client.call_async(SetBool.Request(data=False))
+    h.spin_until(future.done)
+    assert future.result().success and h.node.get_parameter('enabled').value is False
+    h.spin_until(lambda: not any(h.commands[-1].data))
+    count = len(h.commands)
+    h.joint_state(panda.joint_names, q)
+    h.spin_for(0.05)
+    assert len(h.commands) == count                  # disabled: efforts, but no commands
+    future = client.call_async(SetBool.Request(data=True))
+    h.spin_until(future.done)
+    h.joint_state(panda.joint_names, q)
+    h.spin_until(lambda: len(h.commands) > count)
+    assert any(h.commands[-1].data)
+
+
+def test_stale_joint_states_stop_commands_zero_and_report_error(make, panda):
+    h = make(mode='gravity_compensation', command_topic='/test/stale_cmd',
+             joint_state_timeout=0.1, zero_on_timeout=True)
+    h.watch_commands('/test/stale_cmd')
+    q, _, _ = _state(panda, seed=13)
+    h.joint_state(panda.joint_names, q)
+    h.spin_until(lambda: h.commands)
+    h.spin_until(lambda: h.node._stale, timeout=1.0)
+    h.spin_until(lambda: not any(h.commands[-1].data))
+    h.spin_until(lambda: any(s.level == b'\x02' for d in h.diagnostics for s in d.status),
+                 timeout=2.5)
+    count = len(h.commands)
+    h.joint_state(panda.joint_names, q)
+    h.spin_until(lambda: len(h.commands) > count)
+    assert any(h.commands[-1].data)
+
+
+def test_rate_mode_publishes_on_a_timer_with_the_input_stamp(make, panda):
+    h = make(mode='gravity_compensation', rate=200.0)
+    q, _, _ = _state(panda, seed=14)
+    stamp = h.joint_state(panda.joint_names, q, wait=False)
+    h.spin_for(0.2)
+    answers = [m for m in h.efforts if m.header.stamp.nanosec == stamp]
+    assert len(answers) >= 5
+
+
+def test_floating_base_publishes_joint_efforts_and_base_wrench(make):
+    model = RobotModel.from_urdf_file(PANDA, floating_base=True)
+    h = make(mode='gravity_compensation', floating_base=True)
+    base = []
+    h.subs.append(h.peer.create_subscription(WrenchStamped, '/rnea/base_wrench',
+                                             base.append, 10))
+    h.wait_connected()
+    q = np.zeros(model.nq)
+    q[6] = 1.0
+    q[7:14] = [0.1, 0.5, -0.2, -1.5, 0.3, 1.2, 0.4]
+    out = h.joint_state(model.joint_names, q[7:])
+    tau = inverse_dynamics(model, q, np.zeros(model.nv), np.zeros(model.nv))
+    np.testing.assert_allclose(out.effort, tau[6:], atol=1e-12)
+    h.spin_until(lambda: base)
+    f, t = base[-1].wrench.force, base[-1].wrench.torque
+    np.testing.assert_allclose([f.x, f.y, f.z, t.x, t.y, t.z], tau[:6], atol=1e-9)
+
+
+# -- parameters -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('name, value, reason', [
+    ('mode', 'fly', 'mode must be one of'),
+    ('gravity', [0.0, -9.81], 'exactly 3 values'),
+    ('kp', [1.0, 2.0], 'kp has 2 values'),
+    ('command_joints', ['panda_joint1', 'elbow'], 'lacks'),
+    ('desired_timeout', -1.0, 'desired_timeout'),
+    ('max_effort', [-1.0], 'max_effort'),
+])
+def test_invalid_parameters_are_refused_with_a_reason(make, name, value, reason):
+    h = make()
+    result = h.node.set_parameters([Parameter(name, value=value)])[0]
+    assert not result.successful
+    assert reason in result.reason
+
+
+@pytest.mark.parametrize('filename', ['rnea.yaml', 'gravity_compensation.yaml'])
+def test_config_files_load_through_rcl_into_the_node(filename):
+    path = os.path.join(ROOT, 'config', filename)
+    with open(path, encoding='utf-8') as f:
+        values = yaml.safe_load(f)['/**']['ros__parameters']
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, args=['--ros-args', '--params-file', path], domain_id=DOMAIN_ID)
+    try:
+        node = RneaNode(context=ctx)
+        assert {name: node._cfg[name] for name in values} == values
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=ctx)
+
+
+def test_python_m_node_stops_cleanly_on_sigterm_and_sigint():
+    env = dict(os.environ, ROS_DOMAIN_ID=str(DOMAIN_ID), PYTHONPATH=ROOT)
+    for signum in (15, 2):
+        proc = subprocess.Popen([sys.executable, '-m', 'rnea_ros.node', '--ros-args', '-p',
+                                 f'urdf_file:={PANDA}'], env=env, cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out = ''
+        try:
+            end = time.monotonic() + 30
+            while 'loaded' not in out and time.monotonic() < end:
+                out += proc.stdout.readline()
+            proc.send_signal(signum)
+            assert proc.wait(timeout=10) == 0, out
+        finally:
+            proc.kill()
