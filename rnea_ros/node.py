@@ -100,6 +100,7 @@ class ModelRuntime:
         self.wrench_msgs = [WrenchStamped() for _ in names]
         for msg, link in zip(self.wrench_msgs, model.child_links):
             msg.header.frame_id = link
+        self.wrench_targets, self.wrench_rows = [], []    # topics with subscribers
         self.base_msg = WrenchStamped()
         self.base_msg.header.frame_id = model.root_link
         # Compile (numba) and check the model once, off the hot path.
@@ -264,6 +265,17 @@ class RneaNode(Node):
                 WrenchStamped, f'~/reaction_wrenches/{token}', INPUT_DEPTH)
         self._wrench_list = [self._wrench_pubs[node_io.topic_token(j)]
                              for j in model.joint_names]
+        self._refresh_wrench_subscribers()
+
+    def _refresh_wrench_subscribers(self):
+        """Note which reaction-wrench topics have subscribers (polled, off the hot path)."""
+        rt = self._rt
+        if rt is None:
+            return
+        active = [pub.get_subscription_count() > 0 for pub in self._wrench_list]
+        rt.wrench_targets = [(pub, msg) for pub, msg, on in
+                             zip(self._wrench_list, rt.wrench_msgs, active) if on]
+        rt.wrench_rows = [i for i, on in enumerate(active) if on]
 
     # -- parameters ------------------------------------------------------------------------
 
@@ -404,7 +416,7 @@ class RneaNode(Node):
         f_ext = rt.wrenches.f_ext
         tau = inverse_dynamics(rt.model, rt.q, qd, rt.qdd, f_ext, settings.gravity, ws=rt.ws)
         wrenches = None
-        if settings.publish_reaction_wrenches:
+        if settings.publish_reaction_wrenches and rt.wrench_rows:
             wrenches = reaction_wrenches(rt.model, rt.q, qd, rt.qdd, f_ext, settings.gravity,
                                          ws=rt.ws)
         if not np.isfinite(tau).all() or (wrenches is not None and
@@ -433,7 +445,7 @@ class RneaNode(Node):
 
     def _publish_wrenches(self, rt, wrenches):
         stamp = self._stamp
-        for pub, msg, w in zip(self._wrench_list, rt.wrench_msgs, wrenches.tolist()):
+        for (pub, msg), w in zip(rt.wrench_targets, wrenches[rt.wrench_rows].tolist()):
             msg.header.stamp = stamp
             force, torque = msg.wrench.force, msg.wrench.torque
             force.x, force.y, force.z, torque.x, torque.y, torque.z = w
@@ -462,6 +474,7 @@ class RneaNode(Node):
         self._commanding = False
 
     def _watchdog(self):
+        self._refresh_wrench_subscribers()
         if self._last_joint_state is None or self._stale:
             return
         if time.monotonic() - self._last_joint_state > self._cfg['joint_state_timeout']:

@@ -318,6 +318,7 @@ def test_robot_description_topic_and_bad_description_keeps_the_old_model(make, p
 def test_reaction_wrenches_match_the_core(make, panda):
     h = make(mode='inverse_dynamics')
     h.watch_wrenches(panda.joint_names)
+    h.spin_until(lambda: len(h.node._rt.wrench_rows) == 9)   # the node polls for subscribers
     q, qd, qdd = _state(panda, seed=10)
     h.publish('accelerations_array', _array(qdd))
     out = h.joint_state(panda.joint_names, q, qd)
