@@ -241,13 +241,17 @@ class RneaNode(Node):
             self._install(runtime, label)
 
     def _install(self, runtime, label):
-        self._stop_commands(send_zero=False)
+        """Switch to a new model; a live reload keeps joint states, wrenches and the ramp."""
+        old = self._rt
+        if old is not None:
+            runtime.joints.adopt(old.joints)
+            runtime.wrenches.adopt(old.wrenches)
+            runtime.settings.limiter.ramp_start = old.settings.limiter.ramp_start
         self._rt = runtime
         model = runtime.model
         self._sync_wrench_publishers(model)
         if model.floating_base and self._base_pub is None:
             self._base_pub = self.create_publisher(WrenchStamped, '~/base_wrench', INPUT_DEPTH)
-        self._stamp = None
         self._log.info(f'model {model.name!r} loaded from {label}: {len(model.joint_names)} '
                        f'joints in this order: {list(model.joint_names)}')
         zero_limits = [j for j, lim in zip(model.joint_names, model.effort_limits) if lim <= 0]
