@@ -418,11 +418,16 @@ class RneaNode(Node):
         settings = rt.settings
         qd = self._accelerations(rt, now)
         f_ext = rt.wrenches.f_ext
-        tau = inverse_dynamics(rt.model, rt.q, qd, rt.qdd, f_ext, settings.gravity, ws=rt.ws)
-        wrenches = None
-        if settings.publish_reaction_wrenches and rt.wrench_rows:
-            wrenches = reaction_wrenches(rt.model, rt.q, qd, rt.qdd, f_ext, settings.gravity,
-                                         ws=rt.ws)
+        try:
+            tau = inverse_dynamics(rt.model, rt.q, qd, rt.qdd, f_ext, settings.gravity,
+                                   ws=rt.ws)
+            wrenches = None
+            if settings.publish_reaction_wrenches and rt.wrench_rows:
+                wrenches = reaction_wrenches(rt.model, rt.q, qd, rt.qdd, f_ext,
+                                             settings.gravity, ws=rt.ws)
+        except ValueError as exc:       # inputs are validated: a guard, not a code path
+            self._reject('computation', str(exc))
+            return
         if not np.isfinite(tau).all() or (wrenches is not None and
                                           not np.isfinite(wrenches).all()):
             self._reject('output', 'non-finite efforts computed; nothing published')
