@@ -17,7 +17,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'test'))
 
-from rnea_ros import inverse_dynamics, inverse_dynamics_batch, RobotModel  # noqa: E402
+from rnea_ros import (forward_dynamics, inverse_dynamics, inverse_dynamics_batch,  # noqa: E402
+                      RobotModel)
 from robots import PinocchioOracle, random_state, urdf_path  # noqa: E402
 
 ROBOTS = ['panda', 'ur5', 'talos_reduced']
@@ -32,7 +33,7 @@ def time_block(fn, args_list):
 
 
 def bench(robot, floating, repeats, calls):
-    """Return (ours, pinocchio, batch per sample) median seconds for one robot."""
+    """Return the model and median seconds: RNEA ours, Pinocchio, batch/sample, ABA ours, Pin."""
     path = urdf_path(robot)
     model = RobotModel.from_urdf_file(path, floating_base=floating)
     oracle = PinocchioOracle(model, path)
@@ -43,14 +44,26 @@ def bench(robot, floating, repeats, calls):
     pin_args = [(pm, pd, *oracle.to_pin(q, qd, qdd)) for q, qd, qdd in states]
     Q, QD, QDD = (np.ascontiguousarray(x) for x in zip(*states))
     inverse_dynamics_batch(model, Q, QD, QDD)
-    t_ours, t_pin, t_batch = [], [], []
+    fd_args = [(model, q, qd, qdd) for q, qd, qdd in states]
+    aba_args = [(pm, pd, *oracle.to_pin(q, qd, np.zeros(model.nv))[:2], pin_tau(oracle, qdd))
+                for q, qd, qdd in states]
+    t_ours, t_pin, t_batch, t_fd, t_aba = [], [], [], [], []
     for _ in range(repeats):                      # interleaved, so load hits both alike
         t_ours.append(time_block(inverse_dynamics, ours_args))
         t_pin.append(time_block(pin.rnea, pin_args))
         t0 = time.perf_counter()
         inverse_dynamics_batch(model, Q, QD, QDD)
         t_batch.append((time.perf_counter() - t0) / calls)
-    return model, statistics.median(t_ours), statistics.median(t_pin), statistics.median(t_batch)
+        t_fd.append(time_block(forward_dynamics, fd_args))
+        t_aba.append(time_block(pin.aba, aba_args))
+    return model, [statistics.median(t) for t in (t_ours, t_pin, t_batch, t_fd, t_aba)]
+
+
+def pin_tau(oracle, tau):
+    """Return our effort vector in Pinocchio's velocity order."""
+    out = np.zeros(oracle.pm.nv)
+    out[oracle.vidx] = tau
+    return out
 
 
 def main():
@@ -63,15 +76,17 @@ def main():
     print(f'numba threads: {numba.get_num_threads()}, {args.repeats} repeats x {args.calls} '
           'calls, median per call (us)')
     header = ('| robot | base | nv | rnea_ros per call | Pinocchio per call | ratio | '
-              'batch per sample | batch / Pinocchio |')
+              'batch per sample | batch / Pinocchio | FD (ABA) | Pinocchio aba | ratio |')
     print(header)
-    print('|' + '---|' * 8)
+    print('|' + '---|' * 11)
     for robot in ROBOTS:
         for floating in (False, True):
-            model, ours, pin, batch = bench(robot, floating, args.repeats, args.calls)
+            model, (ours, pin, batch, fd, aba) = bench(robot, floating, args.repeats,
+                                                       args.calls)
             print(f'| {robot} | {"floating" if floating else "fixed"} | {model.nv} | '
                   f'{ours * 1e6:.2f} | {pin * 1e6:.2f} | {ours / pin:.2f}x | '
-                  f'{batch * 1e6:.2f} | {batch / pin:.2f}x |')
+                  f'{batch * 1e6:.2f} | {batch / pin:.2f}x | '
+                  f'{fd * 1e6:.2f} | {aba * 1e6:.2f} | {fd / aba:.2f}x |')
 
 
 if __name__ == '__main__':

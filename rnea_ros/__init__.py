@@ -8,8 +8,10 @@ The dynamics core needs no ROS: build a :class:`RobotModel` from a URDF and call
 
 from rnea_ros.dynamics import (bias_forces, coriolis_torques, gravity_torques,
                                inverse_dynamics, inverse_dynamics_batch, reaction_wrenches)
+from rnea_ros.forward import floating_base_inverse_dynamics, forward_dynamics, mass_matrix
 from rnea_ros.model import JointSpec, LinkSpec, RobotModel, Workspace
 
 __all__ = ['RobotModel', 'Workspace', 'LinkSpec', 'JointSpec', 'inverse_dynamics',
            'inverse_dynamics_batch', 'reaction_wrenches', 'gravity_torques', 'bias_forces',
-           'coriolis_torques']
+           'coriolis_torques', 'mass_matrix', 'forward_dynamics',
+           'floating_base_inverse_dynamics']

@@ -213,6 +213,9 @@ def _prepare(model, ws, f_ext, gravity, base_acceleration):
     """Return the workspace with f_ext and a_0 of this call written into it."""
     if ws is None:
         ws = model.default_workspace
+    if base_acceleration is not None and model.floating_base:
+        raise ValueError('base_acceleration is for fixed-base models; a floating base takes '
+                         'its acceleration in qdd[:6]')
     if f_ext is None and gravity is None and base_acceleration is None:
         if ws.custom:
             ws.reset()
@@ -236,7 +239,7 @@ def _run_rnea(model, q, qd, qdd, f_ext, gravity, base_acceleration, ws):
         status = kernels.rnea(model.ints, model.reals, ws.data, q, qd, qdd, tau)
     if status:
         _raise_status(model, status, (q, qd, qdd))
-    return tau, ws
+    return tau, ws, qd, qdd
 
 
 def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, base_acceleration=None,
@@ -258,8 +261,34 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, base_accelerat
             except (TypeError, ValueError):   # not float64 C-contiguous vectors
                 status = -1
             if status == 0:
+                if model.has_joint_terms:
+                    _add_joint_terms(model, tau, qd, qdd)
                 return tau
-    return _run_rnea(model, q, qd, qdd, f_ext, gravity, base_acceleration, ws)[0]
+    tau, ws, qd, qdd = _run_rnea(model, q, qd, qdd, f_ext, gravity, base_acceleration, ws)
+    if model.has_joint_terms:
+        _add_joint_terms(model, tau, qd, qdd)
+    return tau
+
+
+def joint_friction(model, qd):
+    """Return the friction efforts Fs sign(qd) + Fv qd per velocity coordinate (seed 004 eq. 31).
+
+    sign(qd) is replaced by qd / band inside |qd| < model.coulomb_band (no chatter at rest).
+    """
+    off = model.nv - model.njoints
+    v = qd[off:]
+    out = np.zeros(model.nv)
+    out[off:] = (model.friction_coulomb * np.clip(v / model.coulomb_band, -1.0, 1.0)
+                 + model.friction_viscous * v)
+    return out
+
+
+def _add_joint_terms(model, tau, qd, qdd):
+    """Add friction and rotor inertia to rigid-body efforts, in place (tau may be 2-D)."""
+    off = model.nv - model.njoints
+    v, a = qd[..., off:], qdd[..., off:]
+    tau[..., off:] += (model.friction_coulomb * np.clip(v / model.coulomb_band, -1.0, 1.0)
+                       + model.friction_viscous * v + model.armature * a)
 
 
 def reaction_wrenches(model, q, qd, qdd, f_ext=None, gravity=None, base_acceleration=None,
@@ -285,6 +314,8 @@ def inverse_dynamics_batch(model, Q, QD, QDD, gravity=None, base_acceleration=No
                                      numba.get_num_threads())
     if status:
         _raise_status(model, status, (Q[row], QD[row], QDD[row]), row=row)
+    if model.has_joint_terms:
+        _add_joint_terms(model, TAU, QD, QDD)
     return TAU
 
 

@@ -109,6 +109,7 @@ class Workspace:
         self.data = np.zeros((model.nbodies + 1, 36))
         self.fext = self.data[:model.nbodies, 30:36]
         self.a0 = self.data[model.nbodies, :6]
+        self.aba = np.zeros((model.nbodies, 132))   # articulated-body algorithm, per body
         self.custom = False           # True while f_ext or a_0 differ from the defaults
         self.reset()
 
@@ -127,8 +128,18 @@ class Workspace:
 class RobotModel:
     """A frozen kinematic tree with spatial inertias flattened into arrays (see module doc)."""
 
-    def __init__(self, links, joints, floating_base=False, joint_names=None, name='robot'):
-        """Build from LinkSpec and JointSpec lists; prefer the ``from_*`` constructors."""
+    def __init__(self, links, joints, floating_base=False, joint_names=None, name='robot',
+                 friction_viscous=None, friction_coulomb=None, armature=None,
+                 friction_from_urdf=False, coulomb_band=0.01):
+        """Build from LinkSpec and JointSpec lists; prefer the ``from_*`` constructors.
+
+        Joint friction and rotor inertia (seed 004 eq. 31), added to every algorithm:
+        ``tau_i += Fs_i sign(qd_i) + Fv_i qd_i + Ia_i qdd_i``.  ``friction_viscous`` (Fv),
+        ``friction_coulomb`` (Fs) and ``armature`` (Ia) map joint names to values (others 0);
+        ``friction_from_urdf`` takes Fv and Fs from each joint's ``<dynamics damping friction>``
+        (explicit values win).  sign(qd) is linear inside |qd| < ``coulomb_band`` (rad/s or m/s)
+        so that commands do not chatter around zero velocity.
+        """
         self.name = name
         self.floating_base = bool(floating_base)
         links = list(links)
@@ -279,6 +290,26 @@ class RobotModel:
         self.upper_limits = np.array([j.upper for j in ordered], dtype=float)
         self.urdf_damping = np.array([j.damping for j in ordered], dtype=float)
         self.urdf_friction = np.array([j.friction for j in ordered], dtype=float)
+        self.coulomb_band = float(coulomb_band)
+        if not self.coulomb_band > 0.0:
+            raise ValueError(f'coulomb_band must be positive, got {coulomb_band}')
+        fv = self.urdf_damping.copy() if friction_from_urdf else np.zeros(self.njoints)
+        fs = self.urdf_friction.copy() if friction_from_urdf else np.zeros(self.njoints)
+        ia = np.zeros(self.njoints)
+        for arr, values, what in ((fv, friction_viscous, 'friction_viscous'),
+                                  (fs, friction_coulomb, 'friction_coulomb'),
+                                  (ia, armature, 'armature')):
+            for joint, value in (values or {}).items():
+                if joint not in joint_index:
+                    raise ValueError(f"{what} names joint '{joint}', which is not a moving "
+                                     f"joint of robot '{name}'")
+                value = float(value)
+                if not (np.isfinite(value) and value >= 0.0):
+                    raise ValueError(f"{what}['{joint}'] must be finite and >= 0, got {value}")
+                arr[joint_index[joint]] = value
+        self.friction_viscous, self.friction_coulomb, self.armature = fv, fs, ia
+        self.armature_v = np.concatenate([np.zeros(off_v), ia])
+        self.has_joint_terms = bool(fv.any() or fs.any() or ia.any())
         mimic = []
         self.warnings = []
         for j in ordered:
@@ -292,35 +323,42 @@ class RobotModel:
         self.mimic = tuple(mimic)
         for arr in (self.ints, self.reals, self.joint_body, self.effort_limits,
                     self.velocity_limits, self.lower_limits, self.upper_limits,
-                    self.urdf_damping, self.urdf_friction):
+                    self.urdf_damping, self.urdf_friction, self.friction_viscous,
+                    self.friction_coulomb, self.armature):
             arr.flags.writeable = False
         self.default_workspace = Workspace(self)
 
     # -- constructors -------------------------------------------------------------------------
 
     @classmethod
-    def from_specs(cls, links, joints, floating_base=False, joint_names=None, name='robot'):
+    def from_specs(cls, links, joints, floating_base=False, joint_names=None, name='robot',
+                   **options):
         """Build a model from LinkSpec and JointSpec lists (any description format)."""
         return cls(links, joints, floating_base=floating_base, joint_names=joint_names,
-                   name=name)
+                   name=name, **options)
 
     @classmethod
-    def from_urdf_string(cls, xml, floating_base=False, joint_names=None):
-        """Build a model from URDF XML text; raise ValueError if it is not a usable URDF."""
+    def from_urdf_string(cls, xml, floating_base=False, joint_names=None, **options):
+        """Build a model from URDF XML text; raise ValueError if it is not a usable URDF.
+
+        ``options``: friction_viscous, friction_coulomb, armature, friction_from_urdf,
+        coulomb_band (see the class).
+        """
         from rnea_ros.urdf import parse_urdf
         name, links, joints = parse_urdf(xml)
         return cls(links, joints, floating_base=floating_base, joint_names=joint_names,
-                   name=name)
+                   name=name, **options)
 
     @classmethod
-    def from_urdf_file(cls, path, floating_base=False, joint_names=None):
-        """Build a model from a URDF file."""
+    def from_urdf_file(cls, path, floating_base=False, joint_names=None, **options):
+        """Build a model from a URDF file (options as for from_urdf_string)."""
         try:
             with open(path, encoding='utf-8') as f:
                 xml = f.read()
         except OSError as e:
             raise ValueError(f'cannot read URDF file {path!r}: {e.strerror}') from None
-        return cls.from_urdf_string(xml, floating_base=floating_base, joint_names=joint_names)
+        return cls.from_urdf_string(xml, floating_base=floating_base, joint_names=joint_names,
+                                    **options)
 
     def create_workspace(self):
         """Return a new workspace for this model (one per thread that calls the algorithms)."""
