@@ -100,6 +100,7 @@ class ModelRuntime:
         self.wrench_msgs = [WrenchStamped() for _ in names]
         for msg, link in zip(self.wrench_msgs, model.child_links):
             msg.header.frame_id = link
+        self.wrench_targets, self.wrench_rows = [], []    # topics with subscribers
         self.base_msg = WrenchStamped()
         self.base_msg.header.frame_id = model.root_link
         # Compile (numba) and check the model once, off the hot path.
@@ -240,13 +241,17 @@ class RneaNode(Node):
             self._install(runtime, label)
 
     def _install(self, runtime, label):
-        self._stop_commands(send_zero=False)
+        """Switch to a new model; a live reload keeps joint states, wrenches and the ramp."""
+        old = self._rt
+        if old is not None:
+            runtime.joints.adopt(old.joints)
+            runtime.wrenches.adopt(old.wrenches)
+            runtime.settings.limiter.ramp_start = old.settings.limiter.ramp_start
         self._rt = runtime
         model = runtime.model
         self._sync_wrench_publishers(model)
         if model.floating_base and self._base_pub is None:
             self._base_pub = self.create_publisher(WrenchStamped, '~/base_wrench', INPUT_DEPTH)
-        self._stamp = None
         self._log.info(f'model {model.name!r} loaded from {label}: {len(model.joint_names)} '
                        f'joints in this order: {list(model.joint_names)}')
         zero_limits = [j for j, lim in zip(model.joint_names, model.effort_limits) if lim <= 0]
@@ -264,6 +269,17 @@ class RneaNode(Node):
                 WrenchStamped, f'~/reaction_wrenches/{token}', INPUT_DEPTH)
         self._wrench_list = [self._wrench_pubs[node_io.topic_token(j)]
                              for j in model.joint_names]
+        self._refresh_wrench_subscribers()
+
+    def _refresh_wrench_subscribers(self):
+        """Note which reaction-wrench topics have subscribers (polled, off the hot path)."""
+        rt = self._rt
+        if rt is None:
+            return
+        active = [pub.get_subscription_count() > 0 for pub in self._wrench_list]
+        rt.wrench_targets = [(pub, msg) for pub, msg, on in
+                             zip(self._wrench_list, rt.wrench_msgs, active) if on]
+        rt.wrench_rows = [i for i, on in enumerate(active) if on]
 
     # -- parameters ------------------------------------------------------------------------
 
@@ -402,11 +418,16 @@ class RneaNode(Node):
         settings = rt.settings
         qd = self._accelerations(rt, now)
         f_ext = rt.wrenches.f_ext
-        tau = inverse_dynamics(rt.model, rt.q, qd, rt.qdd, f_ext, settings.gravity, ws=rt.ws)
-        wrenches = None
-        if settings.publish_reaction_wrenches:
-            wrenches = reaction_wrenches(rt.model, rt.q, qd, rt.qdd, f_ext, settings.gravity,
-                                         ws=rt.ws)
+        try:
+            tau = inverse_dynamics(rt.model, rt.q, qd, rt.qdd, f_ext, settings.gravity,
+                                   ws=rt.ws)
+            wrenches = None
+            if settings.publish_reaction_wrenches and rt.wrench_rows:
+                wrenches = reaction_wrenches(rt.model, rt.q, qd, rt.qdd, f_ext,
+                                             settings.gravity, ws=rt.ws)
+        except ValueError as exc:       # inputs are validated: a guard, not a code path
+            self._reject('computation', str(exc))
+            return
         if not np.isfinite(tau).all() or (wrenches is not None and
                                           not np.isfinite(wrenches).all()):
             self._reject('output', 'non-finite efforts computed; nothing published')
@@ -433,7 +454,7 @@ class RneaNode(Node):
 
     def _publish_wrenches(self, rt, wrenches):
         stamp = self._stamp
-        for pub, msg, w in zip(self._wrench_list, rt.wrench_msgs, wrenches.tolist()):
+        for (pub, msg), w in zip(rt.wrench_targets, wrenches[rt.wrench_rows].tolist()):
             msg.header.stamp = stamp
             force, torque = msg.wrench.force, msg.wrench.torque
             force.x, force.y, force.z, torque.x, torque.y, torque.z = w
@@ -462,6 +483,7 @@ class RneaNode(Node):
         self._commanding = False
 
     def _watchdog(self):
+        self._refresh_wrench_subscribers()
         if self._last_joint_state is None or self._stale:
             return
         if time.monotonic() - self._last_joint_state > self._cfg['joint_state_timeout']:

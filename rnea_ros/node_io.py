@@ -163,6 +163,18 @@ class JointStateInput:
             self.mimic.fill(self.qd, self._follow, False)
         return None
 
+    def adopt(self, other):
+        """Take over the state of same-named joints from another input (after a model reload)."""
+        for name, i in other.names.index.items():
+            j = self.names.index.get(name)
+            if j is not None and (other.received[i] or other.ready):
+                self.q[j], self.qd[j] = other.q[i], other.qd[i]
+                self.received[j] = True
+        self._follow &= ~self.received
+        self.ready = self.ready or bool((self.received | self._follow).all())
+        self.mimic.fill(self.q, self._follow, True)
+        self.mimic.fill(self.qd, self._follow, False)
+
     def missing(self):
         """Return the model joints that still have no position."""
         have = self.received | self._follow
@@ -323,6 +335,10 @@ class WrenchInput:
         else:
             self.wrenches[link] = wrench
         return None
+
+    def adopt(self, other):
+        """Keep the wrenches of another input on links this model also has (model reload)."""
+        self.wrenches = {k: v for k, v in other.wrenches.items() if k in self.link_names}
 
     @property
     def f_ext(self):

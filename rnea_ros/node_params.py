@@ -65,7 +65,8 @@ PARAMETERS = (
               'Seconds (steady clock) without joint states after which commands stop and '
               'diagnostics report ERROR.', low=0.001, high=3600.0),
     ParamSpec('publish_reaction_wrenches', 'bool', True,
-              'Publish ~/reaction_wrenches/<joint> (one WrenchStamped per joint).'),
+              'Publish ~/reaction_wrenches/<joint> (one WrenchStamped per joint; computed and '
+              'sent only while a topic has subscribers).'),
     ParamSpec('command_topic', 'string', '',
               'Topic for std_msgs/Float64MultiArray effort commands (the format of ros2_control '
               'forward_command_controller), e.g. /effort_controller/commands. Empty: no '

@@ -81,7 +81,7 @@ def test_robot_state_publisher_only_on_request_and_with_the_urdf(tmp_path):
 
 def _launch_modules():
     try:
-        import launch  # noqa: F401
+        from launch import LaunchDescription  # noqa: F401 (not the repo's launch/ folder)
         import launch_ros.actions  # noqa: F401
     except ImportError as exc:
         pytest.skip(f'launch/launch_ros not importable here ({exc}); they come with a ROS 2 '

@@ -318,6 +318,7 @@ def test_robot_description_topic_and_bad_description_keeps_the_old_model(make, p
 def test_reaction_wrenches_match_the_core(make, panda):
     h = make(mode='inverse_dynamics')
     h.watch_wrenches(panda.joint_names)
+    h.spin_until(lambda: len(h.node._rt.wrench_rows) == 9)   # the node polls for subscribers
     q, qd, qdd = _state(panda, seed=10)
     h.publish('accelerations_array', _array(qdd))
     out = h.joint_state(panda.joint_names, q, qd)
@@ -479,3 +480,20 @@ def test_python_m_node_stops_cleanly_on_sigterm_and_sigint():
             assert proc.wait(timeout=10) == 0, out
         finally:
             proc.kill()
+
+
+def test_live_reload_keeps_joint_states_and_does_not_restart_the_ramp(make, panda):
+    h = make(mode='gravity_compensation', command_topic='/test/reload_cmd', ramp_time=0.2)
+    h.watch_commands('/test/reload_cmd')
+    q, _, _ = _state(panda, seed=15)
+    h.joint_state(panda.joint_names, q)
+    h.spin_for(0.25)
+    full = h.joint_state(panda.joint_names, q).effort
+    with open(PANDA, encoding='utf-8') as f:
+        result = h.node.set_parameters([Parameter('robot_description', value=f.read())])[0]
+    assert result.successful
+    count = len(h.commands)
+    out = h.joint_state(ARM, q[:7])               # the fingers are remembered across the reload
+    np.testing.assert_allclose(out.effort, full, atol=1e-12)
+    h.spin_until(lambda: len(h.commands) > count)
+    np.testing.assert_allclose(h.commands[-1].data, full, atol=1e-12)

@@ -238,3 +238,14 @@ def test_stats_and_diagnostic_level():
     assert node_io.diagnostic_level(True, True, True, period)[0] == node_io.ERROR
     stats.reset(now=0.1)
     assert node_io.diagnostic_level(True, True, False, stats.summary(0.2))[0] == node_io.OK
+
+
+def test_a_reloaded_model_adopts_the_merged_state_of_same_named_joints():
+    old = node_io.JointStateInput(NAMES, MIMIC)
+    old.update(['a', 'b', 'c'], [1.0, 2.0, 3.0], [0.1, 0.2, 0.3])
+    new = node_io.JointStateInput(('c', 'b', 'm', 'd'), (('m', 'b', 2.0, 0.5),))
+    new.adopt(old)
+    assert new.missing() == ['d']
+    np.testing.assert_array_equal(new.q[:3], [3.0, 2.0, 4.5])
+    new.update(['d'], [4.0])
+    assert new.ready

@@ -1,0 +1,271 @@
+"""Benchmark: input->output latency of the rnea node at a fixed joint-state rate.
+
+The rnea node runs in its own process (``python -m rnea_ros.node``); this process publishes joint
+states at ``--rate`` Hz for ``--duration`` s (each stamped with the wall-clock time of
+publishing) and listens to ``~/joint_efforts``, whose stamp is the input's, so latency = time
+received - stamp.  For the panda the 7 arm joints stream; the gripper joint is published once at
+the start (merged by the node, the mimic finger follows).  Reports p50/p99/max latency, drops
+(inputs without an answer), the node's CPU use and its own compute time per cycle (from
+/diagnostics), for one or several node configurations, as a table.
+
+Usage: python benchmarks/bench_node.py [--rate 1000] [--duration 10] [--robot panda]
+       [--urdf FILE] [--stream-joints 7] [--compare]
+"""
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import time
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, 'test'))
+
+from builtin_interfaces.msg import Time  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from geometry_msgs.msg import WrenchStamped  # noqa: E402
+import numpy as np  # noqa: E402
+import rclpy  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rnea_ros import RobotModel  # noqa: E402
+from robots import urdf_path  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+CLK_TCK = os.sysconf('SC_CLK_TCK')
+
+# name -> (node executor, extra node parameters); 'relay' is the floor: a trivial rclpy node
+# that republishes each joint state at once (what rclpy and DDS cost without any work).
+CONFIGS = {
+    'events': ('events', []),
+    'single-threaded': ('single', []),
+    'events, reaction wrenches subscribed': ('events', []),
+    'relay (rclpy + DDS floor)': ('relay', []),
+}
+
+
+def cpu_seconds(pid):
+    """Return user + system CPU seconds used so far by a process."""
+    with open(f'/proc/{pid}/stat') as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def relay():
+    """Run a trivial node named rnea that republishes joint states on ~/joint_efforts."""
+    from rclpy.experimental import EventsExecutor
+    rclpy.init()
+    node = rclpy.create_node('rnea')
+    pub = node.create_publisher(JointState, '~/joint_efforts', 10)
+    node.create_subscription(JointState, 'joint_states', pub.publish, 10)
+    executor = EventsExecutor()
+    executor.add_node(node)
+    try:
+        while rclpy.ok():
+            executor.spin_once(timeout_sec=0.1)
+    except KeyboardInterrupt:
+        pass
+
+
+def start_node(urdf, executor, extra, domain):
+    """Start the rnea node (gravity compensation), or the relay, in its own process."""
+    args = [sys.executable, '-m', 'rnea_ros.node', '--executor', executor, '--ros-args',
+            '-p', f'urdf_file:={urdf}', '-p', 'mode:=gravity_compensation']
+    if executor == 'relay':
+        args = [sys.executable, os.path.abspath(__file__), '--serve-relay']
+    for item in extra:
+        args += ['-p', item]
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain),
+               PYTHONPATH=os.pathsep.join([ROOT, os.environ.get('PYTHONPATH', '')]))
+    return subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+class Driver:
+    """Publishes joint states on time and records when each answer comes back."""
+
+    def __init__(self, context, model, stream_joints):
+        """Create the peer node, its publisher and its subscriptions."""
+        self.node = rclpy.create_node('bench_driver', context=context)
+        self.executor = self._executor(context)
+        self.executor.add_node(self.node)
+        self.pub = self.node.create_publisher(JointState, '/joint_states', 10)
+        self.sub = self.node.create_subscription(JointState, '/rnea/joint_efforts',
+                                                 self._on_effort, 100)
+        self.node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diag, 10)
+        names = list(model.joint_names)
+        mimic = {m[0] for m in model.mimic}
+        self.stream = names[:stream_joints]
+        self.once = [n for n in names[stream_joints:] if n not in mimic]
+        mid = (np.nan_to_num(model.lower_limits) + np.nan_to_num(model.upper_limits)) / 2
+        self.q = {n: float(np.clip(v, -3, 3)) for n, v in zip(names, mid)}
+        self.msg = JointState(name=self.stream, position=[self.q[n] for n in self.stream],
+                              velocity=[0.1] * len(self.stream))
+        self.latency = {}
+        self.compute_us = []
+        self.recording = False
+
+    @staticmethod
+    def _executor(context):
+        try:
+            from rclpy.experimental import EventsExecutor
+            return EventsExecutor(context=context)
+        except ImportError:
+            return SingleThreadedExecutor(context=context)
+
+    def _on_effort(self, msg):
+        now = time.time_ns()
+        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        if stamp in self.latency:
+            self.latency[stamp] = now - stamp
+
+    def watch_wrenches(self, joints):
+        """Subscribe to every reaction-wrench topic (so the node computes and sends them)."""
+        for joint in joints:
+            self.node.create_subscription(WrenchStamped, f'/rnea/reaction_wrenches/{joint}',
+                                          lambda msg: None, 100)
+
+    def _on_diag(self, msg):
+        if not self.recording:
+            return
+        for status in msg.status:
+            values = {kv.key: kv.value for kv in status.values}
+            if 'compute_mean_us' in values and float(values.get('output_rate_hz', 0)) > 0:
+                self.compute_us.append(float(values['compute_mean_us']))
+
+    def publish(self, record):
+        """Publish one joint state stamped now; remember its stamp if recording."""
+        now = time.time_ns()
+        self.msg.header.stamp = Time(sec=now // 1_000_000_000, nanosec=now % 1_000_000_000)
+        if record:
+            self.latency[now] = None
+        self.pub.publish(self.msg)
+
+    def wait_ready(self, timeout=60.0):
+        """Wait for the node: publish the slow joints, then until an answer comes back."""
+        end = time.monotonic() + timeout
+        while self.sub.get_publisher_count() == 0 or self.pub.get_subscription_count() == 0:
+            if time.monotonic() > end:
+                raise RuntimeError('the rnea node did not come up')
+            self.executor.spin_once(timeout_sec=0.05)
+        if self.once:
+            self.pub.publish(JointState(name=self.once, position=[self.q[n] for n in self.once]))
+        got = []
+        self.latency = {}
+        while not got and time.monotonic() < end:
+            self.publish(record=True)
+            self.executor.spin_once(timeout_sec=0.05)
+            got = [v for v in self.latency.values() if v is not None]
+        if not got:
+            raise RuntimeError('the rnea node does not answer joint states')
+
+    def run(self, rate, seconds, record):
+        """Publish at ``rate`` Hz for ``seconds``, handling answers in between."""
+        period = 1.0 / rate
+        start = time.monotonic()
+        count = int(round(rate * seconds))
+        for i in range(count):
+            due = start + i * period
+            while True:
+                left = due - time.monotonic()
+                if left <= 0:
+                    break
+                self.executor.spin_once(timeout_sec=left)
+            self.publish(record)
+        end = time.monotonic() + 0.5
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.01)
+        return time.monotonic() - start - 0.5
+
+    def close(self):
+        """Destroy the driver node."""
+        self.node.destroy_node()
+
+
+def measure(name, urdf, model, args, context, domain):
+    """Run one configuration; return its row of figures."""
+    executor, extra = CONFIGS[name]
+    proc = start_node(urdf, executor, extra, domain)
+    driver = Driver(context, model, args.stream_joints)
+    if 'subscribed' in name:
+        driver.watch_wrenches(model.joint_names)
+    try:
+        driver.wait_ready()
+        driver.run(args.rate, min(1.0, args.duration), record=False)   # warm-up
+        driver.latency = {}
+        driver.compute_us = []
+        driver.recording = True
+        cpu0, driver_cpu0 = cpu_seconds(proc.pid), time.process_time()
+        elapsed = driver.run(args.rate, args.duration, record=True)
+        node_cpu = (cpu_seconds(proc.pid) - cpu0) / elapsed * 100.0
+        driver_cpu = (time.process_time() - driver_cpu0) / elapsed * 100.0
+    finally:
+        driver.close()
+        proc.terminate()
+        proc.wait(timeout=10)
+    values = [v for v in driver.latency.values() if v is not None]
+    lat = np.array(values, dtype=float) / 1e6
+    return {
+        'config': name,
+        'sent': len(driver.latency),
+        'answered': len(lat),
+        'drops': len(driver.latency) - len(lat),
+        'p50_ms': np.percentile(lat, 50) if len(lat) else float('nan'),
+        'p99_ms': np.percentile(lat, 99) if len(lat) else float('nan'),
+        'max_ms': lat.max() if len(lat) else float('nan'),
+        'node_cpu_pct': node_cpu,
+        'driver_cpu_pct': driver_cpu,
+        'compute_us': float(np.mean(driver.compute_us)) if driver.compute_us else float('nan'),
+    }
+
+
+def print_table(rows, args, model):
+    """Print the figures as a markdown table."""
+    print(f'\nrnea node latency: {model.name} ({args.stream_joints} joints streamed of '
+          f'{len(model.joint_names)}), {args.rate:.0f} Hz for {args.duration:.0f} s, '
+          f'gravity_compensation, {os.cpu_count()} CPUs\n')
+    head = ('node config', 'sent', 'answered', 'drops', 'p50 ms', 'p99 ms', 'max ms',
+            'node CPU %', 'compute us/cycle')
+    print('| ' + ' | '.join(head) + ' |')
+    print('|' + '|'.join('---' for _ in head) + '|')
+    for r in rows:
+        print(f"| {r['config']} | {r['sent']} | {r['answered']} | {r['drops']} | "
+              f"{r['p50_ms']:.3f} | {r['p99_ms']:.3f} | {r['max_ms']:.3f} | "
+              f"{r['node_cpu_pct']:.0f} | {r['compute_us']:.0f} |")
+    driver = ', '.join('%.0f %%' % r['driver_cpu_pct'] for r in rows)
+    print(f'\n(driver process CPU: {driver})')
+
+
+def main():
+    """Parse arguments, run the configurations, print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--rate', type=float, default=1000.0, help='joint states per second')
+    parser.add_argument('--duration', type=float, default=10.0, help='seconds measured')
+    parser.add_argument('--robot', default='panda', help='example-robot-data robot name')
+    parser.add_argument('--urdf', help='URDF file (instead of --robot)')
+    parser.add_argument('--stream-joints', type=int, default=7,
+                        help='number of model joints streamed at the rate (others once)')
+    parser.add_argument('--compare', action='store_true',
+                        help='also run the single-threaded executor, with reaction-wrench '
+                        'subscribers, and the trivial relay (floor)')
+    parser.add_argument('--serve-relay', action='store_true', help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_relay:
+        return relay()
+    urdf = os.path.abspath(args.urdf or urdf_path(args.robot))
+    model = RobotModel.from_urdf_file(urdf)
+    args.stream_joints = min(args.stream_joints, len(model.joint_names))
+    domain = random.randint(100, 200)
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=domain)
+    names = list(CONFIGS) if args.compare else ['events']
+    try:
+        rows = [measure(name, urdf, model, args, context, domain) for name in names]
+    finally:
+        rclpy.shutdown(context=context)
+    print_table(rows, args, model)
+
+
+if __name__ == '__main__':
+    main()
