@@ -24,10 +24,9 @@ import threading
 import time
 
 import numpy as np
-import yaml
-
 from rnea_ros import demo_analysis as analysis
 from rnea_ros.sim_launch import DemoScenario
+import yaml
 
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRAVITY_TARGET = 1e-3       # rad: max joint drift under gravity compensation

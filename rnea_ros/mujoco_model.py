@@ -171,7 +171,7 @@ def build_mujoco_model(urdf_xml, base_dir=None, timestep=0.001, gravity=DEFAULT_
                        mimic_constraints=False, integrator='euler', share_dirs=None):
     """Convert URDF text into a compiled ``mujoco.MjModel`` for rigid-body simulation.
 
-    Arguments:
+    What the arguments mean:
         urdf_xml: URDF text.
         base_dir: folder for relative mesh paths (the URDF file's folder).
         timestep: physics step in seconds.

@@ -16,14 +16,13 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rnea_ros.mujoco_model import (build_mujoco_model, check_efforts,
+                                   default_initial_positions, Simulation, urdf_joints)
+from rnea_ros.sim_ros import declare_parameters, make_executor, parameter_value
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
-
-from rnea_ros.mujoco_model import (build_mujoco_model, check_efforts,
-                                   default_initial_positions, Simulation, urdf_joints)
-from rnea_ros.sim_ros import declare_parameters, make_executor, parameter_value
 
 PARAMETERS = (
     # name, default, type, description

@@ -12,11 +12,10 @@ import rclpy
 from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
-from sensor_msgs.msg import JointState
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-
 from rnea_ros.sim_ros import declare_parameters, parameter_value, spin_until_shutdown
 from rnea_ros.trajectories import ReferenceProfile
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 PARAMETERS = (
     ('topic', '/rnea/reference', ParameterType.PARAMETER_STRING,

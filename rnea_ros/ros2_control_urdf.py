@@ -136,7 +136,7 @@ def add_ros2_control(urdf_xml, controllers_file='', initial_positions=None, worl
                      absolute_meshes=True, ignition=False, base_dir=None, share_dirs=None):
     """Return URDF text with a ``<ros2_control>`` block and the gz_ros2_control plugin added.
 
-    Arguments:
+    What the arguments mean:
         urdf_xml: the robot's URDF text (must not already have a ``<ros2_control>`` block).
         controllers_file: absolute path of the controllers YAML the plugin loads.
         initial_positions: {joint name: position} written as the state's initial value.

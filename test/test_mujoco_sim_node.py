@@ -7,17 +7,16 @@ import pytest
 import rclpy
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
-from trajectory_msgs.msg import JointTrajectory
-
 from rnea_ros import gravity_torques, RobotModel
 from rnea_ros.demo_analysis import load_record
 from rnea_ros.mujoco_sim import MujocoSimNode, SimulationLoop
 from rnea_ros.reference_trajectory import ReferenceTrajectoryNode
 from rnea_ros.sim_launch import default_urdf_file, PANDA_POSE
 from rnea_ros.trajectories import ReferenceProfile
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
 
 PANDA = default_urdf_file()
 JOINTS = list(PANDA_POSE)

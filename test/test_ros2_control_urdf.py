@@ -4,12 +4,11 @@ import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 import pytest
-import yaml
-
 from rnea_ros import gravity_torques, RobotModel
 from rnea_ros.mujoco_model import example_robot_data_dir
 from rnea_ros.ros2_control_urdf import (add_ros2_control, commanded_joints, controllers_yaml,
                                         main, parse_initial)
+import yaml
 
 PANDA = os.path.join(example_robot_data_dir(), 'panda_description/urdf/panda.urdf')
 ARM_JOINTS = ['panda_joint{}'.format(i) for i in range(1, 8)]
