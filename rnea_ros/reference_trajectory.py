@@ -6,14 +6,17 @@ a sinusoid or a min-jerk move per joint (see :mod:`rnea_ros.trajectories`). Run 
 ``ros2 run rnea_ros reference_trajectory`` or ``python -m rnea_ros.reference_trajectory``.
 """
 import sys
+import time
 
 from rcl_interfaces.msg import ParameterType
 import rclpy
 from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
+from rclpy.time import Time
 from rnea_ros.sim_ros import declare_parameters, parameter_value, spin_until_shutdown
 from rnea_ros.trajectories import ReferenceProfile
+from rosgraph_msgs.msg import Clock as RosClock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -37,7 +40,8 @@ PARAMETERS = (
     ('repeat', True, ParameterType.PARAMETER_BOOL,
      'min_jerk: move back and forth between start and goal'),
     ('rate', 1000.0, ParameterType.PARAMETER_DOUBLE,
-     'points per second of node time (simulated time with use_sim_time)'),
+     'points per second; with use_sim_time one point per /clock message, at most rate per '
+     'simulated second'),
     ('start_time', -1.0, ParameterType.PARAMETER_DOUBLE,
      'node-clock time (s) of t = 0; negative: the time of the first published point'),
     ('lookahead', 0.0, ParameterType.PARAMETER_DOUBLE,
@@ -68,8 +72,8 @@ class ReferenceTrajectoryNode(Node):
         self.profile = None
         self.joint_names = list(self.param('joints'))
         self.start_time = None      # node-clock nanoseconds of t = 0
-        self.last_publish = None
-        self.steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.last_publish = -float('inf')      # time.monotonic() of the last point
+        self.lookahead = self.param('lookahead')
         self.publisher = self.create_publisher(JointTrajectory, self.param('topic'), 10)
         start = list(self.param('start_positions'))
         if self.joint_names and start:
@@ -80,10 +84,16 @@ class ReferenceTrajectoryNode(Node):
         rate = self.param('rate')
         if not rate > 0.0:
             raise ValueError('rate must be positive, got {}'.format(rate))
-        self.create_timer(1.0 / rate, self.publish_point)
+        self.period_ns = int(round(1e9 / rate))
+        self.next_due = None
+        if self.param('use_sim_time'):
+            # Driven by the simulator: one point per /clock tick (at most ``rate`` per second).
+            self.create_subscription(RosClock, '/clock', self.on_clock, 10)
+        else:
+            self.create_timer(1.0 / rate, self.publish_point)
         # Simulated time may stand still (a simulator waiting for its first command): repeat
-        # the current point at 10 Hz of wall time so the controller can start.
-        self.create_timer(0.1, self.keep_alive, clock=self.steady)
+        # the current point at 20 Hz of wall time so the controller can start.
+        self.create_timer(0.05, self.keep_alive, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     def param(self, name):
         """Return a parameter's value."""
@@ -119,23 +129,31 @@ class ReferenceTrajectoryNode(Node):
         except ValueError as error:
             self.get_logger().error('bad reference parameters: {}'.format(error), once=True)
 
-    def publish_point(self):
-        """Publish the reference point for the current node time."""
+    def on_clock(self, msg):
+        """Publish the point of a new simulated time (decimated to ``rate``)."""
+        stamp = msg.clock.sec * 1000000000 + msg.clock.nanosec
+        if self.next_due is not None and stamp < self.next_due:
+            return
+        self.next_due = stamp + self.period_ns - self.period_ns // 10
+        self.publish_point(Time(nanoseconds=stamp, clock_type=ClockType.ROS_TIME))
+
+    def publish_point(self, now=None):
+        """Publish the reference point for ``now`` (default: the node's clock)."""
         if self.profile is None:
             return
-        now = self.get_clock().now()
+        now = self.get_clock().now() if now is None else now
         if self.start_time is None:
             configured = self.param('start_time')
             self.start_time = (int(round(configured * 1e9)) if configured >= 0.0
                                else now.nanoseconds)
         elapsed = (now.nanoseconds - self.start_time) * 1e-9
-        point = self.profile(elapsed + self.param('lookahead'))
+        point = self.profile(elapsed + self.lookahead)
         self.publisher.publish(trajectory_message(self.joint_names, point, now.to_msg()))
-        self.last_publish = self.steady.now()
+        self.last_publish = time.monotonic()
 
     def keep_alive(self):
-        """Republish the current point when the main timer has been silent for 0.1 s."""
-        if self.last_publish is None or (self.steady.now() - self.last_publish).nanoseconds > 1e8:
+        """Republish the current point when nothing went out for 50 ms of wall time."""
+        if time.monotonic() - self.last_publish > 0.05:
             self.publish_point()
 
 
