@@ -214,16 +214,6 @@ def run_phase(runner, scenario, label, mode, duration, lock_step, folder, monito
     return analysis.load_record(record_file), analysis.diagnostics_figures(samples)
 
 
-def joint_rows(scenario, values, scale=analysis.MILLI, digits=3):
-    """Return [joint, unit, value...] rows with values scaled to milli-units."""
-    units = analysis.unit_labels([joint.type for joint in scenario.joints])
-    rows = []
-    for index, name in enumerate(scenario.joint_names):
-        rows.append([name, units[index]] + ['{:.{}f}'.format(column[index] * scale, digits)
-                                            for column in values])
-    return rows
-
-
 def run_demo(folder, urdf_file=None, duration=10.0, lock_step=False, domain_id=None,
              plots=True, log=print):
     """Run the three experiments and return the summary dict (also written as summary.json)."""
@@ -312,8 +302,7 @@ def write_plots(folder, scenario, held, fallen, tracked):
 
 def format_summary(summary):
     """Return the printed report of a demo summary."""
-    joints = [type('J', (), {'type': kind}) for kind in summary['joint_types']]
-    units = analysis.unit_labels([joint.type for joint in joints])
+    units = analysis.unit_labels(summary['joint_types'])
     gravity, tracking = summary['gravity_compensation'], summary['computed_torque']
     lines = []
 
