@@ -9,6 +9,7 @@ setup(
     name=package_name,
     version='0.1.0',
     packages=find_packages(exclude=['test', 'benchmarks']),
+    package_data={'rnea_ros.khalil': ['data/*.yaml', 'data/*.csv']},
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),

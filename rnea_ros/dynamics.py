@@ -213,6 +213,8 @@ def _prepare(model, ws, f_ext, gravity, base_acceleration):
     """Return the workspace with f_ext and a_0 of this call written into it."""
     if ws is None:
         ws = model.default_workspace
+    if f_ext is None and gravity is None and base_acceleration is None and not ws.custom:
+        return ws
     if base_acceleration is not None and model.floating_base:
         raise ValueError('base_acceleration is for fixed-base models; a floating base takes '
                          'its acceleration in qdd[:6]')

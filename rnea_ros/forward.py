@@ -129,14 +129,20 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, gravity=None, ws=None):
     matrix (a massless moving subtree without armature) raises ValueError naming the joint.
     """
     ws = _prepare(model, ws, f_ext, gravity, None)
-    q = _vector(q, model.nq, 'q', model)
-    qd = _vector(qd, model.nv, 'qd', model)
-    tau = _vector(tau, model.nv, 'tau', model)
-    if model.has_joint_terms:
-        tau = tau - joint_friction(model, qd)
     qdd = np.empty(model.nv)
-    status = kernels.aba(model.ints, model.reals, ws.data, ws.aba, model.armature_v, q, qd, tau,
-                         qdd)
+    try:
+        if model.has_joint_terms:
+            raise TypeError             # friction is taken off tau below
+        status = kernels.aba(model.ints, model.reals, ws.data, ws.aba, model.armature_v, q, qd,
+                             tau, qdd)
+    except (TypeError, ValueError):     # not float64 C-contiguous vectors: convert and check
+        q = _vector(q, model.nq, 'q', model)
+        qd = _vector(qd, model.nv, 'qd', model)
+        tau = _vector(tau, model.nv, 'tau', model)
+        if model.has_joint_terms:
+            tau = tau - joint_friction(model, np.nan_to_num(qd))
+        status = kernels.aba(model.ints, model.reals, ws.data, ws.aba, model.armature_v, q, qd,
+                             tau, qdd)
     if status >= kernels.STATUS_SINGULAR:
         raise ValueError(_singular_message(model, status - kernels.STATUS_SINGULAR))
     if status:

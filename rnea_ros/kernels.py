@@ -305,55 +305,80 @@ def rnea_batch(ints, reals, ws, Q, QD, QDD, TAU, nchunks):
     return STATUS_OK, -1
 
 
-# -- articulated-body algorithm (seed 002, RBDA 7.3) ----------------------------------------------
+# -- articulated-body algorithm (seed 002, RBDA 7.3) ---------------------------------------------
 
 STATUS_SINGULAR = 100      # + body index: d_i is not positive (massless subtree, no armature)
-# Columns of one row of the ABA workspace (per body).
-B_IA, B_PA, B_C, B_U, B_DINV, B_u, B_A, B_N = 0, 36, 42, 48, 84, 120, 126, 132
+# Columns of one row of the ABA workspace (per body): articulated inertia IA (6x6, row major),
+# bias force pA, velocity-product acceleration c, U = IA S (6 x nv of the joint, column major),
+# D^-1 (nv x nv), u = tau - S^T pA.  Two more rows hold scratch matrices.
+B_IA, B_PA, B_C, B_U, B_DINV, B_u, B_N = 0, 36, 42, 48, 84, 120, 132
 
 
 @numba.njit(**_OPTS)
-def _plucker_matrix(ws, b, X):
-    """Fill the 6x6 motion transform X = [[E, -E [p]], [0, E]], E = R^T, of body b."""
+def _congruence_to_parent(ws, b, M, wa, lam, R, rot, T, P):
+    """wa[lam, IA] += X^T M X for the transform X = [[E, -E [p]], [0, E]] of body b.
+
+    With M = [[A, B], [B^T, C]] and A', B', C' = E^T (A, B, C) E (rotated to the parent):
+    X^T M X = [[A', B' - A' P], [P A' + B'^T, C' + P B' - B'^T P - P A' P]], P = [p].
+    R, rot, T, P are scratch arrays (3x3, 3x3x3, 3x3, 3x3).
+    """
+    for r in range(3):
+        for k in range(3):
+            R[r, k] = ws[b, 3 * r + k]          # R = parent_R_body = E^T
+    for blk in range(3):                       # rot[blk] = R Mblk R^T for A, B, C
+        r0 = 0 if blk < 2 else 3
+        c0 = 0 if blk == 0 else 3
+        for r in range(3):
+            for k in range(3):
+                s = 0.0
+                for m in range(3):
+                    s += M[r0 + r, c0 + m] * R[k, m]
+                T[r, k] = s                     # T = Mblk R^T
+        for r in range(3):
+            for k in range(3):
+                s = 0.0
+                for m in range(3):
+                    s += R[r, m] * T[m, k]
+                rot[blk, r, k] = s              # R Mblk R^T
     px, py, pz = ws[b, W_P], ws[b, W_P + 1], ws[b, W_P + 2]
+    P[0, 0], P[0, 1], P[0, 2] = 0.0, -pz, py
+    P[1, 0], P[1, 1], P[1, 2] = pz, 0.0, -px
+    P[2, 0], P[2, 1], P[2, 2] = -py, px, 0.0
+    A = rot[0]
+    B = rot[1]
+    C = rot[2]
     for r in range(3):
-        e0, e1, e2 = ws[b, r], ws[b, 3 + r], ws[b, 6 + r]      # row r of E = column r of R
-        X[r, 0], X[r, 1], X[r, 2] = e0, e1, e2
-        X[3 + r, 3], X[3 + r, 4], X[3 + r, 5] = e0, e1, e2
-        X[3 + r, 0] = X[3 + r, 1] = X[3 + r, 2] = 0.0
-        # -E [p]: row r = -(e x p)... computed as -(e^T [p]) = (p x e)^T
-        X[r, 3] = -(e1 * pz - e2 * py)
-        X[r, 4] = -(e2 * px - e0 * pz)
-        X[r, 5] = -(e0 * py - e1 * px)
+        for k in range(3):
+            ap = 0.0        # (A P)[r, k]
+            pa = 0.0        # (P A)[r, k]
+            pb = 0.0        # (P B)[r, k]
+            btp = 0.0       # (B^T P)[r, k]
+            for m in range(3):
+                ap += A[r, m] * P[m, k]
+                pa += P[r, m] * A[m, k]
+                pb += P[r, m] * B[m, k]
+                btp += B[m, r] * P[m, k]
+            pap = 0.0       # (P A P)[r, k]
+            for m in range(3):
+                s = 0.0
+                for n in range(3):
+                    s += A[m, n] * P[n, k]
+                pap += P[r, m] * s
+            wa[lam, B_IA + 6 * r + k] += A[r, k]
+            wa[lam, B_IA + 6 * r + 3 + k] += B[r, k] - ap
+            wa[lam, B_IA + 6 * (3 + r) + k] += pa + B[k, r]
+            wa[lam, B_IA + 6 * (3 + r) + 3 + k] += C[r, k] + pb - btp - pap
 
 
 @numba.njit(**_OPTS)
-def _motion_subspace(ints, reals, b, S):
-    """Fill S (6 x 6, first nv columns used) for body b; return the joint's nv."""
-    for r in range(6):
-        for k in range(6):
-            S[r, k] = 0.0
-    kind = ints[b, KIND]
-    if kind == FREE_FLYER:
-        for r in range(6):
-            S[r, r] = 1.0
-        return 6
-    off = 3 if kind == REVOLUTE else 0
-    for r in range(3):
-        S[off + r, 0] = reals[b, AXIS + r]
-    return 1
-
-
-@numba.njit(**_OPTS)
-def _solve_spd(A, n, x):
-    """Solve A y = x in place (A n x n symmetric, Cholesky); return False if not positive."""
-    L = np.zeros((6, 6))
+def _cholesky_inverse(D, n, L, out, x):
+    """Write D^-1 (D n x n symmetric) into out via Cholesky; return False if not positive."""
     scale = 1.0
     for i in range(n):
-        scale = max(scale, abs(A[i, i]))
+        scale = max(scale, abs(D[i, i]))
     for i in range(n):
         for j in range(i + 1):
-            s = A[i, j]
+            s = D[i, j]
             for k in range(j):
                 s -= L[i, k] * L[j, k]
             if i == j:
@@ -362,16 +387,22 @@ def _solve_spd(A, n, x):
                 L[i, i] = np.sqrt(s)
             else:
                 L[i, j] = s / L[j, j]
-    for i in range(n):
-        s = x[i]
-        for k in range(i):
-            s -= L[i, k] * x[k]
-        x[i] = s / L[i, i]
-    for i in range(n - 1, -1, -1):
-        s = x[i]
-        for k in range(i + 1, n):
-            s -= L[k, i] * x[k]
-        x[i] = s / L[i, i]
+    for c in range(n):
+        for i in range(n):
+            x[i] = 0.0
+        x[c] = 1.0
+        for i in range(n):
+            s = x[i]
+            for k in range(i):
+                s -= L[i, k] * x[k]
+            x[i] = s / L[i, i]
+        for i in range(n - 1, -1, -1):
+            s = x[i]
+            for k in range(i + 1, n):
+                s -= L[k, i] * x[k]
+            x[i] = s / L[i, i]
+        for i in range(n):
+            out[i, c] = x[i]
     return True
 
 
@@ -382,48 +413,69 @@ def aba(ints, reals, ws, wa, armature, q, qd, tau, qdd):
     if status != STATUS_OK:
         return status
     nb = ints.shape[0]
-    X = np.empty((6, 6))
-    S = np.empty((6, 6))
-    T = np.empty((6, 6))
-    Ia = np.empty((6, 6))
-    D = np.empty((6, 6))
-    y = np.empty(6)
-    pa = np.empty(6)
-    # Pass 1: velocities, bias accelerations c_i = v_i x vJ, IA_i = I_i, pA_i = v x* I v - f_ext.
+    # Scratch matrices live in the last two rows of wa (no allocation per call).
+    Ia = wa[nb, 0:36].reshape((6, 6))
+    L = wa[nb, 36:72].reshape((6, 6))
+    D = wa[nb, 72:108].reshape((6, 6))
+    y = wa[nb, 108:114]
+    pa0 = wa[nb, 114:120]
+    Dinv = wa[nb + 1, 0:36].reshape((6, 6))
+    rot = wa[nb + 1, 36:63].reshape((3, 3, 3))
+    R = wa[nb + 1, 63:72].reshape((3, 3))
+    T = wa[nb + 1, 72:81].reshape((3, 3))
+    P = wa[nb + 1, 81:90].reshape((3, 3))
+    # Pass 1 (root to leaves): v_i, c_i = v_i x vJ, IA_i = I_i, pA_i = v_i x* I_i v_i - f_ext.
     for b in range(nb):
         _joint_placement(ints, reals, q, b, ws)
-        lam = ints[b, PARENT]
+        kind = ints[b, KIND]
         iv = ints[b, IV]
-        n = _motion_subspace(ints, reals, b, S)
+        lam = ints[b, PARENT]
+        j0 = j1 = j2 = j3 = j4 = j5 = 0.0          # vJ = S qd
+        if kind == FREE_FLYER:
+            j0, j1, j2, j3, j4, j5 = qd[iv], qd[iv + 1], qd[iv + 2], qd[iv + 3], qd[iv + 4], \
+                qd[iv + 5]
+        elif kind == REVOLUTE:
+            j3, j4, j5 = reals[b, AXIS] * qd[iv], reals[b, AXIS + 1] * qd[iv], \
+                reals[b, AXIS + 2] * qd[iv]
+        else:
+            j0, j1, j2 = reals[b, AXIS] * qd[iv], reals[b, AXIS + 1] * qd[iv], \
+                reals[b, AXIS + 2] * qd[iv]
         if lam < 0:
             for r in range(6):
                 ws[b, W_V + r] = 0.0
         else:
             _motion_to_body(ws, b, ws[lam, W_V], ws[lam, W_V + 1], ws[lam, W_V + 2],
                             ws[lam, W_V + 3], ws[lam, W_V + 4], ws[lam, W_V + 5], W_V)
-        vp = ws[b, W_V:W_V + 6].copy()        # velocity of the parent part, in body b
-        for r in range(6):
-            s = 0.0
-            for k in range(n):
-                s += S[r, k] * qd[iv + k]
-            y[r] = s                          # vJ
-            ws[b, W_V + r] = vp[r] + s
+        ws[b, W_V] += j0
+        ws[b, W_V + 1] += j1
+        ws[b, W_V + 2] += j2
+        ws[b, W_V + 3] += j3
+        ws[b, W_V + 4] += j4
+        ws[b, W_V + 5] += j5
         vx, vy, vz = ws[b, W_V], ws[b, W_V + 1], ws[b, W_V + 2]
         ox, oy, oz = ws[b, W_V + 3], ws[b, W_V + 4], ws[b, W_V + 5]
         # c = v x vJ = [w x jl + vl x jw; w x jw]
-        wa[b, B_C] = oy * y[2] - oz * y[1] + vy * y[5] - vz * y[4]
-        wa[b, B_C + 1] = oz * y[0] - ox * y[2] + vz * y[3] - vx * y[5]
-        wa[b, B_C + 2] = ox * y[1] - oy * y[0] + vx * y[4] - vy * y[3]
-        wa[b, B_C + 3] = oy * y[5] - oz * y[4]
-        wa[b, B_C + 4] = oz * y[3] - ox * y[5]
-        wa[b, B_C + 5] = ox * y[4] - oy * y[3]
-        # IA = I_b as a 6x6 matrix (columns: I e_k)
-        for k in range(6):
-            e = np.zeros(6)
-            e[k] = 1.0
-            col = _inertia_times(reals, b, e[0], e[1], e[2], e[3], e[4], e[5])
-            for r in range(6):
-                wa[b, B_IA + 6 * r + k] = col[r]
+        wa[b, B_C] = oy * j2 - oz * j1 + vy * j5 - vz * j4
+        wa[b, B_C + 1] = oz * j0 - ox * j2 + vz * j3 - vx * j5
+        wa[b, B_C + 2] = ox * j1 - oy * j0 + vx * j4 - vy * j3
+        wa[b, B_C + 3] = oy * j5 - oz * j4
+        wa[b, B_C + 4] = oz * j3 - ox * j5
+        wa[b, B_C + 5] = ox * j4 - oy * j3
+        # IA = I_b = [[m 1, -[h]], [[h], I_O]]
+        m = reals[b, MASS]
+        hx, hy, hz = reals[b, H], reals[b, H + 1], reals[b, H + 2]
+        for r in range(3):
+            for k in range(3):
+                wa[b, B_IA + 6 * r + k] = m if r == k else 0.0
+                wa[b, B_IA + 6 * (3 + r) + 3 + k] = reals[b, I_O + 3 * r + k]
+        wa[b, B_IA + 4], wa[b, B_IA + 5] = hz, -hy                 # -[h] rows 0-2, cols 3-5
+        wa[b, B_IA + 9], wa[b, B_IA + 11] = -hz, hx
+        wa[b, B_IA + 15], wa[b, B_IA + 16] = hy, -hx
+        wa[b, B_IA + 3], wa[b, B_IA + 10], wa[b, B_IA + 17] = 0.0, 0.0, 0.0
+        wa[b, B_IA + 19], wa[b, B_IA + 20] = -hz, hy                # [h] rows 3-5, cols 0-2
+        wa[b, B_IA + 24], wa[b, B_IA + 26] = hz, -hx
+        wa[b, B_IA + 30], wa[b, B_IA + 31] = -hy, hx
+        wa[b, B_IA + 18], wa[b, B_IA + 25], wa[b, B_IA + 32] = 0.0, 0.0, 0.0
         g0, g1, g2, g3, g4, g5 = _inertia_times(reals, b, vx, vy, vz, ox, oy, oz)
         wa[b, B_PA] = oy * g2 - oz * g1 - ws[b, W_X]
         wa[b, B_PA + 1] = oz * g0 - ox * g2 - ws[b, W_X + 1]
@@ -431,82 +483,68 @@ def aba(ints, reals, ws, wa, armature, q, qd, tau, qdd):
         wa[b, B_PA + 3] = oy * g5 - oz * g4 + vy * g2 - vz * g1 - ws[b, W_X + 3]
         wa[b, B_PA + 4] = oz * g3 - ox * g5 + vz * g0 - vx * g2 - ws[b, W_X + 4]
         wa[b, B_PA + 5] = ox * g4 - oy * g3 + vx * g1 - vy * g0 - ws[b, W_X + 5]
-    # Pass 2 (leaves to root): U = IA S, D = S^T U + armature, u = tau - S^T pA, and the
-    # articulated inertia and bias force handed to the parent.
+    # Pass 2 (leaves to root): U = IA S, D = S^T U + Ia, u = tau - S^T pA; hand the articulated
+    # inertia Ia = IA - U D^-1 U^T and bias pa = pA + Ia c + U D^-1 u to the parent.
     for b in range(nb - 1, -1, -1):
-        lam = ints[b, PARENT]
+        kind = ints[b, KIND]
         iv = ints[b, IV]
-        n = _motion_subspace(ints, reals, b, S)
-        for r in range(6):
-            for k in range(n):
-                s = 0.0
-                for m in range(6):
-                    s += wa[b, B_IA + 6 * r + m] * S[m, k]
-                wa[b, B_U + 6 * r + k] = s
-        for i in range(n):
-            for k in range(n):
-                s = armature[iv + i] if i == k else 0.0
-                for m in range(6):
-                    s += S[m, i] * wa[b, B_U + 6 * m + k]
-                D[i, k] = s
-            s = tau[iv + i]
-            for m in range(6):
-                s -= S[m, i] * wa[b, B_PA + m]
-            wa[b, B_u + i] = s
-        # Dinv columns: solve D x = e_k
-        for k in range(n):
-            for i in range(n):
-                y[i] = 1.0 if i == k else 0.0
-            if not _solve_spd(D, n, y):
+        lam = ints[b, PARENT]
+        if kind == FREE_FLYER:             # S = 1: U = IA, D = IA (the root: no parent)
+            for r in range(6):
+                wa[b, B_u + r] = tau[iv + r] - wa[b, B_PA + r]
+                for k in range(6):
+                    D[r, k] = wa[b, B_IA + 6 * r + k]
+                    wa[b, B_U + 6 * k + r] = D[r, k]
+            if not _cholesky_inverse(D, 6, L, Dinv, y):
                 return STATUS_SINGULAR + b
-            for i in range(n):
-                wa[b, B_DINV + 6 * i + k] = y[i]
+            for r in range(6):
+                for k in range(6):
+                    wa[b, B_DINV + 6 * r + k] = Dinv[r, k]
+            continue
+        ux, uy, uz = reals[b, AXIS], reals[b, AXIS + 1], reals[b, AXIS + 2]
+        off = 3 if kind == REVOLUTE else 0
+        for r in range(6):
+            wa[b, B_U + r] = (wa[b, B_IA + 6 * r + off] * ux + wa[b, B_IA + 6 * r + off + 1] * uy
+                              + wa[b, B_IA + 6 * r + off + 2] * uz)
+        d = (ux * wa[b, B_U + off] + uy * wa[b, B_U + off + 1] + uz * wa[b, B_U + off + 2]
+             + armature[iv])
+        scale = max(1.0, abs(wa[b, B_IA]) + abs(wa[b, B_IA + 21]) + abs(wa[b, B_IA + 35]))
+        if not d > 1e-12 * scale:
+            return STATUS_SINGULAR + b
+        wa[b, B_DINV] = 1.0 / d
+        u = tau[iv] - (ux * wa[b, B_PA + off] + uy * wa[b, B_PA + off + 1]
+                       + uz * wa[b, B_PA + off + 2])
+        wa[b, B_u] = u
         if lam < 0:
             continue
-        # Ia = IA - U Dinv U^T ; pa = pA + Ia c + U Dinv u
         for r in range(6):
             for k in range(6):
-                s = wa[b, B_IA + 6 * r + k]
-                for i in range(n):
-                    for j in range(n):
-                        s -= wa[b, B_U + 6 * r + i] * wa[b, B_DINV + 6 * i + j] \
-                            * wa[b, B_U + 6 * k + j]
-                Ia[r, k] = s
-        for i in range(n):
-            s = 0.0
-            for j in range(n):
-                s += wa[b, B_DINV + 6 * i + j] * wa[b, B_u + j]
-            y[i] = s
+                Ia[r, k] = wa[b, B_IA + 6 * r + k] - wa[b, B_U + r] * wa[b, B_U + k] / d
         for r in range(6):
-            s = wa[b, B_PA + r]
+            s = wa[b, B_PA + r] + wa[b, B_U + r] * u / d
             for k in range(6):
                 s += Ia[r, k] * wa[b, B_C + k]
-            for i in range(n):
-                s += wa[b, B_U + 6 * r + i] * y[i]
-            pa[r] = s
-        # IA_parent += X^T Ia X ; pA_parent += X^T pa
-        _plucker_matrix(ws, b, X)
-        for r in range(6):
-            for k in range(6):
-                s = 0.0
-                for m in range(6):
-                    s += Ia[r, m] * X[m, k]
-                T[r, k] = s
-        for r in range(6):
-            for k in range(6):
-                s = 0.0
-                for m in range(6):
-                    s += X[m, r] * T[m, k]
-                wa[lam, B_IA + 6 * r + k] += s
-            s = 0.0
-            for m in range(6):
-                s += X[m, r] * pa[m]
-            wa[lam, B_PA + r] += s
-    # Pass 3 (root to leaves): a' = X a_parent + c, qdd = Dinv (u - U^T a'), a = a' + S qdd.
+            pa0[r] = s
+        _congruence_to_parent(ws, b, Ia, wa, lam, R, rot, T, P)
+        # pA_parent += X^T pa (force to the parent frame, as in RNEA's backward pass)
+        px, py, pz = ws[b, W_P], ws[b, W_P + 1], ws[b, W_P + 2]
+        gx = ws[b, 0] * pa0[0] + ws[b, 1] * pa0[1] + ws[b, 2] * pa0[2]
+        gy = ws[b, 3] * pa0[0] + ws[b, 4] * pa0[1] + ws[b, 5] * pa0[2]
+        gz = ws[b, 6] * pa0[0] + ws[b, 7] * pa0[1] + ws[b, 8] * pa0[2]
+        wa[lam, B_PA] += gx
+        wa[lam, B_PA + 1] += gy
+        wa[lam, B_PA + 2] += gz
+        wa[lam, B_PA + 3] += (ws[b, 0] * pa0[3] + ws[b, 1] * pa0[4] + ws[b, 2] * pa0[5]
+                              + py * gz - pz * gy)
+        wa[lam, B_PA + 4] += (ws[b, 3] * pa0[3] + ws[b, 4] * pa0[4] + ws[b, 5] * pa0[5]
+                              + pz * gx - px * gz)
+        wa[lam, B_PA + 5] += (ws[b, 6] * pa0[3] + ws[b, 7] * pa0[4] + ws[b, 8] * pa0[5]
+                              + px * gy - py * gx)
+    # Pass 3 (root to leaves): a' = X a_parent + c, qdd = D^-1 (u - U^T a'), a = a' + S qdd.
     for b in range(nb):
-        lam = ints[b, PARENT]
+        kind = ints[b, KIND]
         iv = ints[b, IV]
-        n = _motion_subspace(ints, reals, b, S)
+        lam = ints[b, PARENT]
         if lam < 0:
             _motion_to_body(ws, b, ws[nb, 0], ws[nb, 1], ws[nb, 2], ws[nb, 3], ws[nb, 4],
                             ws[nb, 5], W_A)
@@ -515,19 +553,28 @@ def aba(ints, reals, ws, wa, armature, q, qd, tau, qdd):
                             ws[lam, W_A + 3], ws[lam, W_A + 4], ws[lam, W_A + 5], W_A)
         for r in range(6):
             ws[b, W_A + r] += wa[b, B_C + r]
-        for i in range(n):
-            s = wa[b, B_u + i]
-            for m in range(6):
-                s -= wa[b, B_U + 6 * m + i] * ws[b, W_A + m]
-            y[i] = s
-        for i in range(n):
-            s = 0.0
-            for j in range(n):
-                s += wa[b, B_DINV + 6 * i + j] * y[j]
-            qdd[iv + i] = s
-        for r in range(6):
-            s = 0.0
-            for k in range(n):
-                s += S[r, k] * qdd[iv + k]
-            ws[b, W_A + r] += s
+        if kind == FREE_FLYER:
+            for i in range(6):
+                s = wa[b, B_u + i]
+                for m in range(6):
+                    s -= wa[b, B_U + 6 * i + m] * ws[b, W_A + m]
+                y[i] = s
+            for i in range(6):
+                s = 0.0
+                for j in range(6):
+                    s += wa[b, B_DINV + 6 * i + j] * y[j]
+                qdd[iv + i] = s
+            for r in range(6):
+                ws[b, W_A + r] += qdd[iv + r]
+            continue
+        ux, uy, uz = reals[b, AXIS], reals[b, AXIS + 1], reals[b, AXIS + 2]
+        s = wa[b, B_u]
+        for m in range(6):
+            s -= wa[b, B_U + m] * ws[b, W_A + m]
+        acc = s * wa[b, B_DINV]
+        qdd[iv] = acc
+        off = 3 if kind == REVOLUTE else 0
+        ws[b, W_A + off] += ux * acc
+        ws[b, W_A + off + 1] += uy * acc
+        ws[b, W_A + off + 2] += uz * acc
     return STATUS_OK

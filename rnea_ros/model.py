@@ -109,7 +109,7 @@ class Workspace:
         self.data = np.zeros((model.nbodies + 1, 36))
         self.fext = self.data[:model.nbodies, 30:36]
         self.a0 = self.data[model.nbodies, :6]
-        self.aba = np.zeros((model.nbodies, 132))   # articulated-body algorithm, per body
+        self.aba = np.zeros((model.nbodies + 2, 132))   # articulated-body algorithm + scratch
         self.custom = False           # True while f_ext or a_0 differ from the defaults
         self.reset()
 
@@ -359,6 +359,15 @@ class RobotModel:
             raise ValueError(f'cannot read URDF file {path!r}: {e.strerror}') from None
         return cls.from_urdf_string(xml, floating_base=floating_base, joint_names=joint_names,
                                     **options)
+
+    @classmethod
+    def from_mdh(cls, table, floating_base=False, **options):
+        """Build a model from Khalil's modified Denavit-Hartenberg table (object or file path).
+
+        See :mod:`rnea_ros.khalil.mdh`; Ia, Fs, Fv of the table become armature and friction.
+        """
+        from rnea_ros.khalil.mdh import model_from_mdh
+        return model_from_mdh(table, floating_base=floating_base, **options)
 
     def create_workspace(self):
         """Return a new workspace for this model (one per thread that calls the algorithms)."""
