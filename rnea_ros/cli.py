@@ -4,6 +4,9 @@
 prints the joint efforts by name (gravity compensation when only q is given).  Values are given
 in model order (``--q 0 -0.5 0 -2 0 1.5 0.8 0 0``, commas allowed) or by name
 (``--q panda_joint2=-0.5 panda_joint4=-2``; joints not named are 0).
+
+``rnea-ros analyze BAG --urdf FILE [--out DIR] [--topic /joint_states]`` compares recorded joint
+states with the model: residuals, friction and payload fit, plots (see :mod:`rnea_ros.analysis`).
 """
 
 import argparse
@@ -12,6 +15,7 @@ import sys
 
 import numpy as np
 
+from rnea_ros import analysis
 from rnea_ros.dynamics import coordinate_name, inverse_dynamics
 from rnea_ros.model import RobotModel
 
@@ -82,6 +86,10 @@ def build_parser():
                    help='free-flyer base: q starts with x y z qx qy qz qw')
     p.add_argument('--json', action='store_true', help='print JSON')
     p.set_defaults(func=torques)
+    p = sub.add_parser('analyze', help='recorded joint states (rosbag2) against the model: '
+                                       'residuals, friction and payload fit, plots')
+    analysis.add_arguments(p)
+    p.set_defaults(func=analysis.run)
     return parser
 
 

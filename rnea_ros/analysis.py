@@ -1,0 +1,350 @@
+"""Model against measurement: recorded joint states (rosbag2) versus the rigid-body model.
+
+``rnea-ros analyze BAG --urdf FILE`` reads ``sensor_msgs/JointState`` messages (positions,
+velocities, efforts) from a rosbag2 recording (mcap or sqlite3, through the ``rosbags`` library,
+no ROS installation needed), and for every sample:
+
+1. estimates the joint accelerations by a smoothed finite difference: a least-squares
+   polynomial (Savitzky-Golay, default order 2 over 21 samples, using the real time stamps) is
+   fitted to the measured velocities around each sample and differentiated at that sample
+   (positions are differentiated the same way when a bag has no velocities);
+2. computes the model efforts with :func:`inverse_dynamics_batch` (friction-free rigid body);
+3. prints per-joint RMS and maximum of the residual (measured - model);
+4. fits, by linear least squares on all joints at once, the residual as
+   ``m * Y_m(q, qd, qdd) + Fv_j qd_j + Fs_j sign(qd_j)``: a payload mass m at a named link
+   (default: the last link of the model; centre of mass given, default the link origin; Y_m is
+   the exact effort of a 1 kg point mass there, by linearity of the dynamics in the inertial
+   parameters), and per joint viscous (Fv) and Coulomb (Fs) friction.  sign() is the core's
+   (linear inside |qd| < coulomb_band).  Fit quality: R^2 of the residual explained, standard
+   errors from the covariance sigma^2 (A^T A)^-1;
+5. writes one PNG per joint: measured, model and model + fit efforts over time.
+"""
+
+import argparse
+import json
+import os
+
+import numpy as np
+
+from rnea_ros.dynamics import inverse_dynamics_batch
+from rnea_ros.payload import model_with_payload, Payload, read_urdf
+
+JOINT_STATE_TYPE = 'sensor_msgs/msg/JointState'
+
+
+# -- reading and writing bags -------------------------------------------------------------------
+
+def _typestore():
+    from rosbags.typesys import get_typestore, Stores
+    return get_typestore(Stores.ROS2_HUMBLE)
+
+
+def read_joint_states(bag, topic='/joint_states'):
+    """Return (t, names, Q, QD, E) from a rosbag2 folder or file; QD/E are None when absent.
+
+    ``t`` is the header stamp in seconds (the bag receive time when the stamp is zero).
+    Messages whose joint names differ from the first message's are reordered to them; messages
+    lacking a joint are skipped.
+    """
+    from pathlib import Path
+    from rosbags.highlevel import AnyReader
+    try:
+        reader = AnyReader([Path(bag)], default_typestore=_typestore())
+        reader.open()
+    except Exception as exc:  # noqa: B902 - rosbags raises its own errors for bad bags
+        raise ValueError(f'cannot read bag {bag!r}: {exc}') from None
+    try:
+        connections = [c for c in reader.connections if c.topic == topic]
+        if not connections:
+            topics = sorted({f'{c.topic} ({c.msgtype})' for c in reader.connections})
+            raise ValueError(f'bag {bag!r} has no topic {topic!r}; topics: {topics}')
+        if any(c.msgtype != JOINT_STATE_TYPE for c in connections):
+            raise ValueError(f'topic {topic!r} is not {JOINT_STATE_TYPE}')
+        names, rows = None, []
+        for connection, stamp_ns, raw in reader.messages(connections=connections):
+            msg = reader.deserialize(raw, connection.msgtype)
+            stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            if names is None:
+                names = list(msg.name)
+            index = {n: i for i, n in enumerate(msg.name)}
+            if any(n not in index for n in names):
+                continue
+            order = [index[n] for n in names]
+            rows.append((stamp if stamp > 0.0 else 1e-9 * stamp_ns,
+                         _field(msg.position, order), _field(msg.velocity, order),
+                         _field(msg.effort, order)))
+    finally:
+        reader.close()
+    if len(rows) < 3:
+        raise ValueError(f'topic {topic!r} in {bag!r} has {len(rows)} usable messages; need >= 3')
+    rows.sort(key=lambda row: row[0])
+    t = np.array([r[0] for r in rows])
+    columns = []
+    for k in (1, 2, 3):
+        values = [r[k] for r in rows]
+        columns.append(None if any(v is None for v in values) else np.array(values))
+    if columns[0] is None:
+        raise ValueError(f'joint states on {topic!r} carry no positions')
+    return t, names, columns[0], columns[1], columns[2]
+
+
+def _field(values, order):
+    values = np.asarray(values, dtype=float)
+    return values[order] if values.size == len(order) else None
+
+
+def write_joint_states(path, t, names, Q, QD, E, topic='/joint_states', storage='mcap'):
+    """Write JointState messages (one per row, header stamp = t) to a new rosbag2 at ``path``."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    typestore = _typestore()
+    JointState = typestore.types[JOINT_STATE_TYPE]
+    Header = typestore.types['std_msgs/msg/Header']
+    Time = typestore.types['builtin_interfaces/msg/Time']
+    plugin = {'mcap': StoragePlugin.MCAP, 'sqlite3': StoragePlugin.SQLITE3}[storage]
+    with Writer(path, version=9, storage_plugin=plugin) as writer:
+        connection = writer.add_connection(topic, JOINT_STATE_TYPE, typestore=typestore)
+        for k in range(len(t)):
+            ns = int(round(t[k] * 1e9))
+            msg = JointState(header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9),
+                                           frame_id=''),
+                             name=list(names), position=np.asarray(Q[k], dtype=float),
+                             velocity=np.asarray(QD[k], dtype=float),
+                             effort=np.asarray(E[k], dtype=float))
+            writer.write(connection, ns, typestore.serialize_cdr(msg, JOINT_STATE_TYPE))
+
+
+# -- signal processing --------------------------------------------------------------------------
+
+def smoothed_derivative(t, x, window=21, order=2):
+    """Return dx/dt at every sample by local least-squares polynomials (Savitzky-Golay).
+
+    Each sample's window holds ``window`` consecutive samples centred on it (shifted inside the
+    record at its ends); a polynomial of ``order`` in the real time offsets is fitted to x and
+    its slope at the sample is returned.  x is (N,) or (N, n).
+    """
+    t = np.asarray(t, dtype=float)
+    x = np.asarray(x, dtype=float)
+    n = t.size
+    w = min(int(window), n)
+    order = min(int(order), w - 1)
+    if w < 2 or order < 1:
+        raise ValueError('need at least 2 samples and order >= 1 to differentiate')
+    start = np.clip(np.arange(n) - w // 2, 0, n - w)
+    idx = start[:, None] + np.arange(w)
+    h = np.median(np.diff(t)) or 1.0
+    dt = (t[idx] - t[:, None]) / h
+    V = dt[..., None] ** np.arange(order + 1)                        # (n, w, p)
+    G = np.linalg.solve(np.einsum('nwi,nwj->nij', V, V), V.transpose(0, 2, 1))   # (n, p, w)
+    slope = G[:, 1, :] / h                                           # weights of dx/dt
+    return np.einsum('nw,nw...->n...', slope, x[idx])
+
+
+def model_order(names, model):
+    """Return the column of each model joint in a bag's name list (ValueError if missing)."""
+    missing = [j for j in model.joint_names if j not in names]
+    if missing:
+        raise ValueError(f'the joint states lack model joints {missing}; they name {names}')
+    return [names.index(j) for j in model.joint_names]
+
+
+# -- the analysis --------------------------------------------------------------------------------
+
+def payload_regressor(urdf_xml, model, Q, QD, QDD, link, com, gravity=None):
+    """Return (N, nv) efforts of a 1 kg point mass at ``com`` of ``link`` (exact, by linearity)."""
+    loaded = model_with_payload(urdf_xml, Payload(link, 1.0, com),
+                                floating_base=model.floating_base,
+                                joint_names=model.joint_names)
+    return (inverse_dynamics_batch(loaded, Q, QD, QDD, gravity=gravity)
+            - inverse_dynamics_batch(model, Q, QD, QDD, gravity=gravity))
+
+
+def fit_friction_payload(R, QD, Y, band=0.01):
+    """Least squares R ~ m Y + Fv qd + Fs sign(qd) per joint; return a dict of estimates.
+
+    R, QD are (N, n) residuals and velocities, Y the (N, n) payload regressor (None: no
+    payload term).  Returns the estimates, their standard errors, R^2 of the residual explained
+    and the residual left after the fit.
+    """
+    N, n = R.shape
+    blocks = []
+    if Y is not None:
+        blocks.append(Y.reshape(N * n, 1))
+    eye = np.eye(n)
+    sign = np.clip(QD / band, -1.0, 1.0)
+    blocks.append((QD[:, :, None] * eye).reshape(N * n, n))
+    blocks.append((sign[:, :, None] * eye).reshape(N * n, n))
+    A = np.hstack(blocks)
+    b = R.reshape(N * n)
+    x, *_ = np.linalg.lstsq(A, b, rcond=None)
+    left = b - A @ x
+    dof = max(A.shape[0] - A.shape[1], 1)
+    sigma2 = left @ left / dof
+    cov = sigma2 * np.linalg.pinv(A.T @ A)
+    stderr = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    total = np.sum((b - b.mean()) ** 2)
+    k = 1 if Y is not None else 0
+    return {
+        'payload_mass': float(x[0]) if Y is not None else None,
+        'payload_mass_stderr': float(stderr[0]) if Y is not None else None,
+        'viscous': x[k:k + n], 'viscous_stderr': stderr[k:k + n],
+        'coulomb': x[k + n:], 'coulomb_stderr': stderr[k + n:],
+        'r2': float(1.0 - left @ left / total) if total > 0 else float('nan'),
+        'rms_after': np.sqrt(np.mean(left.reshape(N, n) ** 2, axis=0)),
+        'fitted': (A @ x).reshape(N, n),
+    }
+
+
+def analyze(urdf_xml, t, names, Q, QD, E, payload_link=None, payload_com=(0.0, 0.0, 0.0),
+            window=21, order=2, gravity=None, fit_payload=True):
+    """Run the analysis on arrays (bag order ``names``); return a dict of results (see module)."""
+    if E is None:
+        raise ValueError('the joint states carry no efforts: nothing to compare with')
+    model = model_with_payload(urdf_xml)
+    if model.floating_base:
+        raise ValueError('analyze supports fixed-base robots only')
+    cols = model_order(names, model)
+    Q, E = Q[:, cols], E[:, cols]
+    QD = smoothed_derivative(t, Q, window, order) if QD is None else QD[:, cols]
+    QDD = smoothed_derivative(t, QD, window, order)
+    TAU = inverse_dynamics_batch(model, Q, QD, QDD, gravity=gravity)
+    R = E - TAU
+    link = payload_link or model.body_links[-1]
+    if fit_payload and link not in model.link_names:
+        raise ValueError(f"payload link '{link}' is not a link of the robot")
+    Y = payload_regressor(urdf_xml, model, Q, QD, QDD, link, payload_com, gravity) \
+        if fit_payload else None
+    fit = fit_friction_payload(R, QD, Y, model.coulomb_band)
+    return {'model': model, 't': t - t[0], 'Q': Q, 'QD': QD, 'QDD': QDD, 'E': E, 'TAU': TAU,
+            'residual': R, 'rms': np.sqrt(np.mean(R ** 2, axis=0)),
+            'max': np.max(np.abs(R), axis=0), 'payload_link': link if fit_payload else None,
+            'payload_com': tuple(payload_com), 'fit': fit, 'window': window, 'order': order}
+
+
+def report(result):
+    """Return the analysis as readable text."""
+    model, fit = result['model'], result['fit']
+    t = result['t']
+    lines = [f'{model!r}: {t.size} samples over {t[-1]:.3f} s',
+             'accelerations: Savitzky-Golay derivative of the velocities, order '
+
+             f"{result['order']}, {result['window']} samples",
+             '', 'residual = measured - model effort (rigid body, no friction, no payload)',
+             f"{'joint':<24}{'rms':>10}{'max':>10}{'Fv':>10}{'+-':>8}{'Fs':>10}{'+-':>8}"
+             f"{'rms after':>11}"]
+    for j, name in enumerate(model.joint_names):
+        lines.append(f"{name:<24}{result['rms'][j]:10.4f}{result['max'][j]:10.4f}"
+                     f"{fit['viscous'][j]:10.4f}{fit['viscous_stderr'][j]:8.4f}"
+                     f"{fit['coulomb'][j]:10.4f}{fit['coulomb_stderr'][j]:8.4f}"
+                     f"{fit['rms_after'][j]:11.4f}")
+    lines.append('units: N m (N for prismatic joints); Fv in N m s/rad, Fs in N m')
+    if fit['payload_mass'] is not None:
+        lines.append(f"payload at {result['payload_link']} (com {list(result['payload_com'])} "
+                     f"m): {fit['payload_mass']:.4f} +- {fit['payload_mass_stderr']:.4f} kg")
+    lines.append(f"fit: R^2 = {fit['r2']:.5f} of the residual explained")
+    return '\n'.join(lines)
+
+
+def summary(result):
+    """Return the analysis as a JSON-friendly dict."""
+    fit, names = result['fit'], result['model'].joint_names
+    per_joint = {n: {'rms': result['rms'][j], 'max': result['max'][j],
+                     'viscous': fit['viscous'][j], 'viscous_stderr': fit['viscous_stderr'][j],
+                     'coulomb': fit['coulomb'][j], 'coulomb_stderr': fit['coulomb_stderr'][j],
+                     'rms_after_fit': fit['rms_after'][j]} for j, n in enumerate(names)}
+    joints = {n: {k: float(v) for k, v in d.items()} for n, d in per_joint.items()}
+    return {'samples': int(result['t'].size), 'joints': joints,
+            'payload': {'link': result['payload_link'], 'com': list(result['payload_com']),
+                        'mass': fit['payload_mass'], 'mass_stderr': fit['payload_mass_stderr']},
+            'r2': fit['r2']}
+
+
+def plot(result, out_dir):
+    """Write one PNG per joint (measured, model, model + fit) and an overview; return paths."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    os.makedirs(out_dir, exist_ok=True)
+    model, t = result['model'], result['t']
+    E, TAU, fitted = result['E'], result['TAU'], result['fit']['fitted']
+    paths = []
+    n = len(model.joint_names)
+    cols = 2 if n > 1 else 1
+    rows = (n + cols - 1) // cols
+    overview, axes = plt.subplots(rows, cols, figsize=(11, 2.4 * rows), squeeze=False,
+                                  sharex=True)
+    for j, name in enumerate(model.joint_names):
+        fig, ax = plt.subplots(figsize=(8, 3.2))
+        for target in (ax, axes[j // cols][j % cols]):
+            target.plot(t, E[:, j], 'k', lw=1.2, label='measured')
+            target.plot(t, TAU[:, j], 'C0', lw=1.0, label='model (rigid body)')
+            target.plot(t, TAU[:, j] + fitted[:, j], 'C1--', lw=1.0,
+                        label='model + fitted friction/payload')
+            target.set_title(name, fontsize=9)
+            target.set_ylabel('effort')
+            target.grid(alpha=0.3)
+        ax.set_xlabel('time (s)')
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        path = os.path.join(out_dir, f'effort_{name}.png')
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        paths.append(path)
+    for k in range(n, rows * cols):
+        axes[k // cols][k % cols].axis('off')
+    axes[0][0].legend(fontsize=7)
+    for ax in axes[-1]:
+        ax.set_xlabel('time (s)')
+    overview.tight_layout()
+    path = os.path.join(out_dir, 'efforts.png')
+    overview.savefig(path, dpi=80)
+    plt.close(overview)
+    return [path] + paths
+
+
+# -- command line --------------------------------------------------------------------------------
+
+def add_arguments(parser):
+    """Add the ``analyze`` options to an argparse (sub)parser."""
+    parser.add_argument('bag', help='rosbag2 folder (mcap or sqlite3) or storage file')
+    parser.add_argument('--urdf', required=True, help='URDF file')
+    parser.add_argument('--topic', default='/joint_states', help='JointState topic')
+    parser.add_argument('--out', help='folder for PNG plots (default: no plots)')
+    parser.add_argument('--payload-link', help='link for the payload estimate (default: the '
+                        'last link of the model)')
+    parser.add_argument('--payload-com', nargs=3, type=float, default=(0.0, 0.0, 0.0),
+                        metavar=('X', 'Y', 'Z'), help='payload centre of mass in that link, m')
+    parser.add_argument('--no-payload', action='store_true', help='fit friction only')
+    parser.add_argument('--window', type=int, default=21,
+                        help='samples per Savitzky-Golay window for accelerations (default 21)')
+    parser.add_argument('--order', type=int, default=2, help='polynomial order (default 2)')
+    parser.add_argument('--json', action='store_true', help='print JSON')
+
+
+def run(args):
+    """Run ``rnea-ros analyze``; return the exit code."""
+    urdf_xml = read_urdf(args.urdf)
+    t, names, Q, QD, E = read_joint_states(args.bag, args.topic)
+    result = analyze(urdf_xml, t, names, Q, QD, E, payload_link=args.payload_link,
+                     payload_com=args.payload_com, window=args.window, order=args.order,
+                     fit_payload=not args.no_payload)
+    paths = plot(result, args.out) if args.out else []
+    if args.json:
+        out = summary(result)
+        out['plots'] = paths
+        print(json.dumps(out, indent=2))
+    else:
+        print(report(result))
+        for path in paths:
+            print(f'plot: {path}')
+    return 0
+
+
+def main(argv=None):
+    """Run the analysis as ``python -m rnea_ros.analysis``."""
+    parser = argparse.ArgumentParser(prog='rnea-ros analyze', description=__doc__.split('\n')[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

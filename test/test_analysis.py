@@ -1,0 +1,108 @@
+"""rnea-ros analyze: a simulated UR5 with a hidden payload and friction, recorded to rosbag2.
+
+The bag comes from MuJoCo (:mod:`rnea_ros.excitation`): computed torque on the nominal model
+tracking sinusoids, the true robot carrying a payload and joint friction the model lacks.  The
+analysis must find them again from positions, velocities and efforts alone.
+"""
+
+import json
+import os
+
+import numpy as np
+import pytest
+from rnea_ros import analysis, cli, excitation
+from rnea_ros.payload import Payload
+
+pytestmark = pytest.mark.skipif(not os.path.isfile(excitation.UR5),
+                                reason='example-robot-data missing')
+
+
+@pytest.fixture(scope='module')
+def urdf():
+    with open(excitation.UR5, encoding='utf-8') as f:
+        return f.read()
+
+
+@pytest.fixture(scope='module')
+def recording(urdf):
+    payload, fv, fs = excitation.hidden_truth()
+    data = excitation.simulate(urdf, payload, fv, fs, duration=3.0, home=excitation.UR5_HOME)
+    return data, (payload, fv, fs)
+
+
+def test_smoothed_derivative_is_exact_for_quadratics_on_uneven_stamps():
+    rng = np.random.default_rng(1)
+    t = np.cumsum(rng.uniform(0.5e-3, 1.5e-3, 200))
+    x = np.stack([3.0 * t ** 2 - t + 2.0, -0.5 * t ** 2 + 4.0 * t], axis=1)
+    dx = np.stack([6.0 * t - 1.0, -t + 4.0], axis=1)
+    np.testing.assert_allclose(analysis.smoothed_derivative(t, x, window=9), dx, atol=1e-6)
+
+
+@pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
+def test_bag_round_trip_keeps_every_sample(tmp_path, recording, storage):
+    (t, names, Q, QD, E), _ = recording
+    bag = tmp_path / f'run_{storage}'
+    analysis.write_joint_states(bag, t[:50], names, Q[:50], QD[:50], E[:50], storage=storage)
+    t2, names2, Q2, QD2, E2 = analysis.read_joint_states(bag)
+    assert names2 == names
+    np.testing.assert_allclose(t2, t[:50], atol=1e-9)
+    for a, b in ((Q2, Q), (QD2, QD), (E2, E)):
+        np.testing.assert_array_equal(a, b[:50])
+
+
+@pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
+def test_analyze_recovers_hidden_payload_and_friction(tmp_path, recording, capsys, storage):
+    (t, names, Q, QD, E), (payload, fv, fs) = recording
+    bag = tmp_path / 'run'
+    analysis.write_joint_states(bag, t, names, Q, QD, E, storage=storage)
+    out = tmp_path / 'plots'
+    code = cli.main(['analyze', str(bag), '--urdf', excitation.UR5, '--out', str(out),
+                     '--payload-link', payload.link, '--payload-com', *map(str, payload.com),
+                     '--json'])
+    assert code == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result['samples'] == t.size
+    assert result['payload']['mass'] == pytest.approx(payload.mass, rel=0.05)
+    for j, name in enumerate(names):
+        joint = result['joints'][name]
+        assert joint['viscous'] == pytest.approx(fv[j], rel=0.05), name
+        assert joint['coulomb'] == pytest.approx(fs[j], rel=0.05), name
+        assert joint['rms_after_fit'] < 0.1 * joint['rms'], name
+    assert result['r2'] > 0.99
+    assert len(result['plots']) == len(names) + 1
+    assert all(os.path.getsize(p) > 1000 for p in result['plots'])
+
+
+def test_text_report_names_every_joint_and_the_payload(tmp_path, recording, capsys):
+    (t, names, Q, QD, E), (payload, _, _) = recording
+    bag = tmp_path / 'run'
+    analysis.write_joint_states(bag, t[:400], names, Q[:400], QD[:400], E[:400])
+    assert cli.main(['analyze', str(bag), '--urdf', excitation.UR5]) == 0
+    text = capsys.readouterr().out
+    assert all(name in text for name in names)
+    assert 'payload at wrist_3_link' in text and 'R^2' in text
+
+
+def test_without_payload_the_model_matches_the_simulation(urdf):
+    """No payload, no friction: measured efforts equal the model's (up to the estimate of qdd)."""
+    t, names, Q, QD, E = excitation.simulate(urdf, None, np.zeros(6), np.zeros(6),
+                                             duration=1.0, home=excitation.UR5_HOME)
+    result = analysis.analyze(urdf, t, names, Q, QD, E, fit_payload=False)
+    assert np.all(result['rms'] < 0.02 * np.abs(E).max(axis=0) + 1e-3)
+
+
+def test_bad_inputs_give_clear_errors(tmp_path, urdf, recording, capsys):
+    (t, names, Q, QD, E), _ = recording
+    bag = tmp_path / 'run'
+    analysis.write_joint_states(bag, t[:20], names[:-1], Q[:20, :-1], QD[:20, :-1],
+                                E[:20, :-1])
+    assert cli.main(['analyze', str(bag), '--urdf', excitation.UR5]) == 2
+    assert 'lack model joints' in capsys.readouterr().err
+    assert cli.main(['analyze', str(bag), '--urdf', excitation.UR5, '--topic', '/x']) == 2
+    assert "no topic '/x'" in capsys.readouterr().err
+    assert cli.main(['analyze', str(tmp_path / 'none'), '--urdf', excitation.UR5]) == 2
+    assert 'cannot read bag' in capsys.readouterr().err
+    with pytest.raises(ValueError, match='not a link'):
+        analysis.analyze(urdf, t, names, Q, QD, E, payload_link='nowhere')
+    with pytest.raises(ValueError, match='mass'):
+        Payload('wrist_3_link', -1.0)
