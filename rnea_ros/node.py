@@ -32,7 +32,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
-from rnea_ros import node_io, node_params
+from rnea_ros import monitor, monitor_params, node_io, node_params
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool
@@ -143,6 +143,7 @@ class RneaNode(Node):
             self.declare_parameter(spec.name, value, descriptor(spec))
         self._cfg = {spec.name: self._initial_value(spec.name) for spec in node_params.PARAMETERS}
         self._create_interfaces()
+        self._monitor = monitor.ModelMonitor(self)     # ~/effort_residual, ~/contact, payload
         self._applying = True
         if self._description_source():
             self._reload_model(raise_errors=False)
@@ -221,6 +222,7 @@ class RneaNode(Node):
                 model = RobotModel.from_urdf_file(text, floating_base=floating)
             else:
                 model = RobotModel.from_urdf_string(text, floating_base=floating)
+            model = monitor_params.attach_payload(model, cfg, text, label.startswith('file'))
             return ModelRuntime(model, cfg), label
         except Exception as exc:  # noqa: B902 - any failure must keep the previous model
             raise ValueError(f'robot description from {label} rejected, keeping the previous '
@@ -357,6 +359,7 @@ class RneaNode(Node):
         now = time.monotonic()
         self._last_joint_state = now
         self._stamp = msg.header.stamp
+        self._monitor.take_efforts(msg, rt.model.joint_names)
         if self._stale:
             self._stale = False
             self._log.info('joint states resumed')
@@ -434,6 +437,8 @@ class RneaNode(Node):
             return
         clamped = settings.limiter.clamp(tau[rt.offset_v:], rt.effort.view)
         self._publish_efforts(rt, qd)
+        self._monitor.cycle(rt, self._stamp, f_ext, settings.gravity,
+                            self._cfg['contact_thresholds'])
         if wrenches is not None:
             self._publish_wrenches(rt, wrenches)
         if rt.offset_v:
@@ -523,6 +528,7 @@ class RneaNode(Node):
         }
         values.update({key: f'{value:.1f}' if isinstance(value, float) else str(value)
                        for key, value in period.items()})
+        values.update(self._monitor.diagnostics(self._cfg))
         status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
         msg = DiagnosticArray(status=[status])
         msg.header.stamp = self.get_clock().now().to_msg()

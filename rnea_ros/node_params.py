@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import math
 
 import numpy as np
+from rnea_ros import monitor_params
 
 MODES = ('inverse_dynamics', 'gravity_compensation', 'gravity_coriolis', 'computed_torque')
 
@@ -100,6 +101,12 @@ PARAMETERS = (
 )
 
 SPECS = {spec.name: spec for spec in PARAMETERS}
+
+# Effort residual, contact and payload parameters (issue 9): rnea_ros/monitor_params.py.
+PARAMETERS += tuple(ParamSpec(**entry) for entry in monitor_params.PARAMETERS)
+SPECS.update({spec.name: spec for spec in PARAMETERS})
+MODEL_PARAMETERS += monitor_params.MODEL_PARAMETERS
+PER_JOINT_PARAMETERS += monitor_params.PER_JOINT_PARAMETERS
 
 
 def _check_double(spec, value):
