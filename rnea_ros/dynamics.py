@@ -22,7 +22,6 @@ public functions below call the numba kernels of :mod:`rnea_ros.kernels`, which 
 against the reference to 1e-12.
 """
 
-import numba
 import numpy as np
 
 from rnea_ros import kernels
@@ -32,6 +31,7 @@ from rnea_ros.spatial import crf, crm, mcI, plucker
 
 _STATE_NAMES = {kernels.STATUS_BAD_Q: 'q', kernels.STATUS_BAD_QD: 'qd',
                 kernels.STATUS_BAD_QDD: 'qdd'}
+_BATCH_BLOCK = 64      # rows per parallel work item of inverse_dynamics_batch
 _LENGTH_STATUS = {kernels.STATUS_LEN_Q: 'q', kernels.STATUS_LEN_QD: 'qd',
                   kernels.STATUS_LEN_QDD: 'qdd'}
 
@@ -313,7 +313,7 @@ def inverse_dynamics_batch(model, Q, QD, QDD, gravity=None, base_acceleration=No
     QDD = _matrix(QDD, model.nv, 'QDD', model, rows=Q.shape[0])
     TAU = np.empty((Q.shape[0], model.nv))
     status, row = kernels.rnea_batch(model.ints, model.reals, ws.data, Q, QD, QDD, TAU,
-                                     numba.get_num_threads())
+                                     _BATCH_BLOCK)
     if status:
         _raise_status(model, status, (Q[row], QD[row], QDD[row]), row=row)
     if model.has_joint_terms:
