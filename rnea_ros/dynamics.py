@@ -22,6 +22,7 @@ public functions below call the numba kernels of :mod:`rnea_ros.kernels`, which 
 against the reference to 1e-12.
 """
 
+import numba
 import numpy as np
 
 from rnea_ros import kernels
@@ -312,8 +313,12 @@ def inverse_dynamics_batch(model, Q, QD, QDD, gravity=None, base_acceleration=No
     QD = _matrix(QD, model.nv, 'QD', model, rows=Q.shape[0])
     QDD = _matrix(QDD, model.nv, 'QDD', model, rows=Q.shape[0])
     TAU = np.empty((Q.shape[0], model.nv))
-    status, row = kernels.rnea_batch(model.ints, model.reals, ws.data, Q, QD, QDD, TAU,
-                                     _BATCH_BLOCK)
+    previous = numba.set_parallel_chunksize(1)     # dynamic schedule over row blocks
+    try:
+        status, row = kernels.rnea_batch(model.ints, model.reals, ws.data, Q, QD, QDD, TAU,
+                                         _BATCH_BLOCK)
+    finally:
+        numba.set_parallel_chunksize(previous)
     if status:
         _raise_status(model, status, (Q[row], QD[row], QDD[row]), row=row)
     if model.has_joint_terms:

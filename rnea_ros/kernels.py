@@ -283,8 +283,9 @@ def rnea(ints, reals, ws, q, qd, qdd, tau):
 def rnea_batch(ints, reals, ws, Q, QD, QDD, TAU, block):
     """Inverse dynamics for every row of Q, QD, QDD into TAU, in parallel blocks of rows.
 
-    Blocks are handed to the threads one at a time (dynamic schedule), so that a thread
-    delayed by other load on a shared machine does not hold up the whole batch.
+    The caller sets numba's parallel chunk size to 1 so that blocks are handed to the threads
+    one at a time (dynamic schedule): a thread delayed by other load on a shared machine then
+    does not hold up the whole batch.
     Returns (status, row) of the first invalid row, or (0, -1).
     """
     n = Q.shape[0]
@@ -292,7 +293,6 @@ def rnea_batch(ints, reals, ws, Q, QD, QDD, TAU, block):
     nblocks = (n + block - 1) // block
     status = np.zeros(nblocks, dtype=np.int64)
     bad_row = np.full(nblocks, -1, dtype=np.int64)
-    previous = numba.set_parallel_chunksize(1)
     for c in numba.prange(nblocks):
         wsc = ws.copy()      # each block its own workspace (same f_ext and a_0)
         for k in range(c * block, min(n, (c + 1) * block)):
@@ -303,7 +303,6 @@ def rnea_batch(ints, reals, ws, Q, QD, QDD, TAU, block):
                 break
             _rnea_body_forces(ints, reals, Q[k], QD[k], QDD[k], wsc)
             _rnea_backward(ints, reals, wsc, TAU[k])
-    numba.set_parallel_chunksize(previous)
     for c in range(nblocks):
         if status[c] != STATUS_OK:
             return status[c], bad_row[c]
