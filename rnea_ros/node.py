@@ -31,8 +31,9 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
+from rnea_ros import monitor, monitor_params
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
-from rnea_ros import monitor, monitor_params, node_io, node_params
+from rnea_ros import node_io, node_params
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool
@@ -357,9 +358,9 @@ class RneaNode(Node):
             self._log.warning(f'joint_states names joints the model lacks (ignored): '
                               f'{list(rt.joints.new_unknown)}')
         now = time.monotonic()
+        self._monitor.take_efforts(msg, rt.model.joint_names)
         self._last_joint_state = now
         self._stamp = msg.header.stamp
-        self._monitor.take_efforts(msg, rt.model.joint_names)
         if self._stale:
             self._stale = False
             self._log.info('joint states resumed')
