@@ -31,7 +31,6 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
-from rnea_ros import monitor, monitor_params
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
 from rnea_ros import node_io, node_params
 from sensor_msgs.msg import JointState
@@ -144,7 +143,8 @@ class RneaNode(Node):
             self.declare_parameter(spec.name, value, descriptor(spec))
         self._cfg = {spec.name: self._initial_value(spec.name) for spec in node_params.PARAMETERS}
         self._create_interfaces()
-        self._monitor = monitor.ModelMonitor(self)     # ~/effort_residual, ~/contact, payload
+        from rnea_ros.monitor import ModelMonitor      # ~/effort_residual, ~/contact, payload
+        self._monitor = ModelMonitor(self)
         self._applying = True
         if self._description_source():
             self._reload_model(raise_errors=False)
@@ -223,7 +223,8 @@ class RneaNode(Node):
                 model = RobotModel.from_urdf_file(text, floating_base=floating)
             else:
                 model = RobotModel.from_urdf_string(text, floating_base=floating)
-            model = monitor_params.attach_payload(model, cfg, text, label.startswith('file'))
+            from rnea_ros.monitor_params import attach_payload
+            model = attach_payload(model, cfg, text, label.startswith('file'))
             return ModelRuntime(model, cfg), label
         except Exception as exc:  # noqa: B902 - any failure must keep the previous model
             raise ValueError(f'robot description from {label} rejected, keeping the previous '
