@@ -12,11 +12,16 @@ no ROS installation needed), and for every sample:
 3. prints per-joint RMS and maximum of the residual (measured - model);
 4. fits, by linear least squares on all joints at once, the residual as
    ``m * Y_m(q, qd, qdd) + Fv_j qd_j + Fs_j sign(qd_j)``: a payload mass m at a named link
-   (default: the last link of the model; centre of mass given, default the link origin; Y_m is
-   the exact effort of a 1 kg point mass there, by linearity of the dynamics in the inertial
-   parameters), and per joint viscous (Fv) and Coulomb (Fs) friction.  sign() is the core's
-   (linear inside |qd| < coulomb_band).  Fit quality: R^2 of the residual explained, standard
-   errors from the covariance sigma^2 (A^T A)^-1;
+   (default: the deepest link moved by a revolute joint, e.g. a wrist flange; centre of mass
+   given, default the link origin; Y_m is the exact effort of a 1 kg point mass there, by
+   linearity of the dynamics in the inertial parameters), and per joint viscous (Fv) and
+   Coulomb (Fs) friction.  sign() is the core's (linear inside |qd| < coulomb_band).  Fit
+   quality: R^2 of the residual explained, standard errors from the covariance
+   sigma^2 (A^T A)^-1 (they assume independent samples, so they are optimistic).
+   With ``--fit-com`` the centre of mass c is fitted too: Gauss-Newton on c, each round fitting
+   m and a first-moment correction dh = m dc (columns (Y(c + d e_k) - Y(c - d e_k)) / 2d, exact
+   for the first moment) around the current c; the payload is a point mass (its own
+   inertia about its COM is neglected);
 5. writes one PNG per joint: measured, model and model + fit efforts over time.
 """
 
@@ -158,17 +163,63 @@ def payload_regressor(urdf_xml, model, Q, QD, QDD, link, com, gravity=None):
             - inverse_dynamics_batch(model, Q, QD, QDD, gravity=gravity))
 
 
+def first_moment_regressor(urdf_xml, model, Q, QD, QDD, link, gravity=None, d=0.1):
+    """Return (N, nv, 3): the efforts per unit first moment h = m c of a payload on ``link``.
+
+    Central differences of 1 kg point masses at +-d along each axis: the second-moment terms
+    (even in d) cancel, so the columns are exact.
+    """
+    cols = []
+    for k in range(3):
+        offset = np.zeros(3)
+        offset[k] = d
+        plus = payload_regressor(urdf_xml, model, Q, QD, QDD, link, offset, gravity)
+        minus = payload_regressor(urdf_xml, model, Q, QD, QDD, link, -offset, gravity)
+        cols.append((plus - minus) / (2.0 * d))
+    return np.stack(cols, axis=2)
+
+
+def _fit_point_mass(urdf_xml, model, Q, QD, QDD, R, link, com, gravity, fit, rounds=4):
+    """Fit mass and centre of mass of a point payload (Gauss-Newton on the com); see module."""
+    H = first_moment_regressor(urdf_xml, model, Q, QD, QDD, link, gravity)
+    for _ in range(rounds):
+        Y = payload_regressor(urdf_xml, model, Q, QD, QDD, link, com, gravity)
+        fit = fit_friction_payload(R, QD, np.concatenate([Y[:, :, None], H], axis=2),
+                                   model.coulomb_band)
+        if not fit['payload_mass'] > 0.0:
+            raise ValueError('the fitted payload mass is not positive: no centre of mass')
+        com = com + fit['payload_first_moment'] / fit['payload_mass']
+    fit['payload_com'] = com
+    return fit, com
+
+
+def default_payload_link(model):
+    """Return the deepest link moved by a revolute or continuous joint (an arm's flange)."""
+    depth = np.zeros(model.nbodies, dtype=int)
+    for b in range(model.nbodies):
+        parent = model.ints[b, 0]
+        depth[b] = depth[parent] + 1 if parent >= 0 else 1
+    body_joint = dict(zip(model.joint_body, model.joint_types))
+    rotary = [b for b in range(model.nbodies) if body_joint.get(b) in ('revolute', 'continuous')]
+    if not rotary:
+        return model.body_links[-1]
+    return model.body_links[max(rotary, key=lambda b: (depth[b], b))]
+
+
 def fit_friction_payload(R, QD, Y, band=0.01):
     """Least squares R ~ m Y + Fv qd + Fs sign(qd) per joint; return a dict of estimates.
 
-    R, QD are (N, n) residuals and velocities, Y the (N, n) payload regressor (None: no
-    payload term).  Returns the estimates, their standard errors, R^2 of the residual explained
-    and the residual left after the fit.
+    R, QD are (N, n) residuals and velocities, Y the (N, n) or (N, n, p) payload regressor
+    (None: no payload term; with p = 4 the columns are m and h = m c).  Returns the estimates,
+    their standard errors, R^2 of the residual explained and the residual left after the fit.
     """
     N, n = R.shape
     blocks = []
+    k = 0
     if Y is not None:
-        blocks.append(Y.reshape(N * n, 1))
+        Y = Y.reshape(N, n, -1)
+        k = Y.shape[2]
+        blocks.append(Y.reshape(N * n, k))
     eye = np.eye(n)
     sign = np.clip(QD / band, -1.0, 1.0)
     blocks.append((QD[:, :, None] * eye).reshape(N * n, n))
@@ -182,10 +233,12 @@ def fit_friction_payload(R, QD, Y, band=0.01):
     cov = sigma2 * np.linalg.pinv(A.T @ A)
     stderr = np.sqrt(np.maximum(np.diag(cov), 0.0))
     total = np.sum((b - b.mean()) ** 2)
-    k = 1 if Y is not None else 0
     return {
         'payload_mass': float(x[0]) if Y is not None else None,
         'payload_mass_stderr': float(stderr[0]) if Y is not None else None,
+        'payload_com': x[1:4] / x[0] if k == 4 else None,
+        'payload_first_moment': x[1:4] if k == 4 else None,
+        'payload_first_moment_stderr': stderr[1:4] if k == 4 else None,
         'viscous': x[k:k + n], 'viscous_stderr': stderr[k:k + n],
         'coulomb': x[k + n:], 'coulomb_stderr': stderr[k + n:],
         'r2': float(1.0 - left @ left / total) if total > 0 else float('nan'),
@@ -195,7 +248,7 @@ def fit_friction_payload(R, QD, Y, band=0.01):
 
 
 def analyze(urdf_xml, t, names, Q, QD, E, payload_link=None, payload_com=(0.0, 0.0, 0.0),
-            window=21, order=2, gravity=None, fit_payload=True):
+            window=21, order=2, gravity=None, fit_payload=True, fit_com=False):
     """Run the analysis on arrays (bag order ``names``); return a dict of results (see module)."""
     if E is None:
         raise ValueError('the joint states carry no efforts: nothing to compare with')
@@ -208,16 +261,20 @@ def analyze(urdf_xml, t, names, Q, QD, E, payload_link=None, payload_com=(0.0, 0
     QDD = smoothed_derivative(t, QD, window, order)
     TAU = inverse_dynamics_batch(model, Q, QD, QDD, gravity=gravity)
     R = E - TAU
-    link = payload_link or model.body_links[-1]
+    link = payload_link or default_payload_link(model)
     if fit_payload and link not in model.link_names:
         raise ValueError(f"payload link '{link}' is not a link of the robot")
-    Y = payload_regressor(urdf_xml, model, Q, QD, QDD, link, payload_com, gravity) \
-        if fit_payload else None
+    Y, com = None, np.asarray(payload_com, dtype=float)
+    if fit_payload:
+        Y = payload_regressor(urdf_xml, model, Q, QD, QDD, link, com, gravity)
     fit = fit_friction_payload(R, QD, Y, model.coulomb_band)
+    if fit_payload and fit_com:
+        fit, com = _fit_point_mass(urdf_xml, model, Q, QD, QDD, R, link, com, gravity, fit)
     return {'model': model, 't': t - t[0], 'Q': Q, 'QD': QD, 'QDD': QDD, 'E': E, 'TAU': TAU,
             'residual': R, 'rms': np.sqrt(np.mean(R ** 2, axis=0)),
             'max': np.max(np.abs(R), axis=0), 'payload_link': link if fit_payload else None,
-            'payload_com': tuple(payload_com), 'fit': fit, 'window': window, 'order': order}
+            'payload_com': tuple(com.tolist()), 'com_fitted': bool(fit_com and fit_payload),
+            'fit': fit, 'window': window, 'order': order}
 
 
 def report(result):
@@ -238,9 +295,12 @@ def report(result):
                      f"{fit['rms_after'][j]:11.4f}")
     lines.append('units: N m (N for prismatic joints); Fv in N m s/rad, Fs in N m')
     if fit['payload_mass'] is not None:
-        lines.append(f"payload at {result['payload_link']} (com {list(result['payload_com'])} "
-                     f"m): {fit['payload_mass']:.4f} +- {fit['payload_mass_stderr']:.4f} kg")
-    lines.append(f"fit: R^2 = {fit['r2']:.5f} of the residual explained")
+        com = ', '.join(f'{c:.4f}' for c in result['payload_com'])
+        how = 'fitted' if result['com_fitted'] else 'given'
+        lines.append(f"payload at {result['payload_link']} (com [{com}] m, {how}): "
+                     f"{fit['payload_mass']:.4f} +- {fit['payload_mass_stderr']:.4f} kg")
+    lines.append(f"fit: R^2 = {fit['r2']:.5f} of the residual explained; standard errors "
+                 'assume independent samples')
     return '\n'.join(lines)
 
 
@@ -253,7 +313,9 @@ def summary(result):
                      'rms_after_fit': fit['rms_after'][j]} for j, n in enumerate(names)}
     joints = {n: {k: float(v) for k, v in d.items()} for n, d in per_joint.items()}
     return {'samples': int(result['t'].size), 'joints': joints,
-            'payload': {'link': result['payload_link'], 'com': list(result['payload_com']),
+            'payload': {'link': result['payload_link'],
+                        'com': [float(c) for c in result['payload_com']],
+                        'com_fitted': result['com_fitted'],
                         'mass': fit['payload_mass'], 'mass_stderr': fit['payload_mass_stderr']},
             'r2': fit['r2']}
 
@@ -310,9 +372,11 @@ def add_arguments(parser):
     parser.add_argument('--topic', default='/joint_states', help='JointState topic')
     parser.add_argument('--out', help='folder for PNG plots (default: no plots)')
     parser.add_argument('--payload-link', help='link for the payload estimate (default: the '
-                        'last link of the model)')
+                        'deepest link moved by a revolute joint)')
     parser.add_argument('--payload-com', nargs=3, type=float, default=(0.0, 0.0, 0.0),
                         metavar=('X', 'Y', 'Z'), help='payload centre of mass in that link, m')
+    parser.add_argument('--fit-com', action='store_true',
+                        help='fit the payload centre of mass too (else --payload-com is used)')
     parser.add_argument('--no-payload', action='store_true', help='fit friction only')
     parser.add_argument('--window', type=int, default=21,
                         help='samples per Savitzky-Golay window for accelerations (default 21)')
@@ -326,7 +390,7 @@ def run(args):
     t, names, Q, QD, E = read_joint_states(args.bag, args.topic)
     result = analyze(urdf_xml, t, names, Q, QD, E, payload_link=args.payload_link,
                      payload_com=args.payload_com, window=args.window, order=args.order,
-                     fit_payload=not args.no_payload)
+                     fit_payload=not args.no_payload, fit_com=args.fit_com)
     paths = plot(result, args.out) if args.out else []
     if args.json:
         out = summary(result)

@@ -106,3 +106,21 @@ def test_bad_inputs_give_clear_errors(tmp_path, urdf, recording, capsys):
         analysis.analyze(urdf, t, names, Q, QD, E, payload_link='nowhere')
     with pytest.raises(ValueError, match='mass'):
         Payload('wrist_3_link', -1.0)
+
+
+def test_fit_com_recovers_the_hidden_centre_of_mass(urdf, recording):
+    (t, names, Q, QD, E), (payload, fv, fs) = recording
+    result = analysis.analyze(urdf, t, names, Q, QD, E, fit_com=True)
+    assert result['payload_link'] == 'wrist_3_link'            # the default: the flange
+    assert result['fit']['payload_mass'] == pytest.approx(payload.mass, rel=0.05)
+    np.testing.assert_allclose(result['payload_com'], payload.com, atol=0.005)
+    np.testing.assert_allclose(result['fit']['viscous'], fv, rtol=0.05)
+    np.testing.assert_allclose(result['fit']['coulomb'], fs, rtol=0.05)
+
+
+def test_default_payload_link_is_the_arm_flange_not_a_gripper_finger():
+    panda = os.path.join(excitation.example_robot_data_dir(), 'panda_description', 'urdf',
+                         'panda.urdf')
+    with open(panda, encoding='utf-8') as f:
+        model = analysis.model_with_payload(f.read())
+    assert analysis.default_payload_link(model) == 'panda_link7'
