@@ -5,7 +5,7 @@ velocities, efforts) from a rosbag2 recording (mcap or sqlite3, through the ``ro
 no ROS installation needed), and for every sample:
 
 1. estimates the joint accelerations by a smoothed finite difference: a least-squares
-   polynomial (Savitzky-Golay, default order 2 over 21 samples, using the real time stamps) is
+   polynomial (Savitzky-Golay, default order 2 over 11 samples, using the real time stamps) is
    fitted to the measured velocities around each sample and differentiated at that sample
    (positions are differentiated the same way when a bag has no velocities);
 2. computes the model efforts with :func:`inverse_dynamics_batch` (friction-free rigid body);
@@ -40,7 +40,11 @@ JOINT_STATE_TYPE = 'sensor_msgs/msg/JointState'
 # -- reading and writing bags -------------------------------------------------------------------
 
 def _typestore():
-    from rosbags.typesys import get_typestore, Stores
+    try:
+        from rosbags.typesys import get_typestore, Stores
+    except ImportError:
+        raise ValueError('reading rosbag2 recordings needs the rosbags package: '
+                         'pip install rosbags') from None
     return get_typestore(Stores.ROS2_HUMBLE)
 
 
@@ -52,9 +56,10 @@ def read_joint_states(bag, topic='/joint_states'):
     lacking a joint are skipped.
     """
     from pathlib import Path
+    typestore = _typestore()
     from rosbags.highlevel import AnyReader
     try:
-        reader = AnyReader([Path(bag)], default_typestore=_typestore())
+        reader = AnyReader([Path(bag)], default_typestore=typestore)
         reader.open()
     except Exception as exc:  # noqa: B902 - rosbags raises its own errors for bad bags
         raise ValueError(f'cannot read bag {bag!r}: {exc}') from None
@@ -120,7 +125,7 @@ def write_joint_states(path, t, names, Q, QD, E, topic='/joint_states', storage=
 
 # -- signal processing --------------------------------------------------------------------------
 
-def smoothed_derivative(t, x, window=21, order=2):
+def smoothed_derivative(t, x, window=11, order=2):
     """Return dx/dt at every sample by local least-squares polynomials (Savitzky-Golay).
 
     Each sample's window holds ``window`` consecutive samples centred on it (shifted inside the
@@ -248,7 +253,7 @@ def fit_friction_payload(R, QD, Y, band=0.01):
 
 
 def analyze(urdf_xml, t, names, Q, QD, E, payload_link=None, payload_com=(0.0, 0.0, 0.0),
-            window=21, order=2, gravity=None, fit_payload=True, fit_com=False):
+            window=11, order=2, gravity=None, fit_payload=True, fit_com=False):
     """Run the analysis on arrays (bag order ``names``); return a dict of results (see module)."""
     if E is None:
         raise ValueError('the joint states carry no efforts: nothing to compare with')
@@ -378,8 +383,8 @@ def add_arguments(parser):
     parser.add_argument('--fit-com', action='store_true',
                         help='fit the payload centre of mass too (else --payload-com is used)')
     parser.add_argument('--no-payload', action='store_true', help='fit friction only')
-    parser.add_argument('--window', type=int, default=21,
-                        help='samples per Savitzky-Golay window for accelerations (default 21)')
+    parser.add_argument('--window', type=int, default=11,
+                        help='samples per Savitzky-Golay window for accelerations (default 11)')
     parser.add_argument('--order', type=int, default=2, help='polynomial order (default 2)')
     parser.add_argument('--json', action='store_true', help='print JSON')
 

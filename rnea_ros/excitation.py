@@ -39,34 +39,38 @@ def sinusoids(t, home, amplitude=0.6, seed=3):
     return q, qd, qdd
 
 
-def simulate(urdf_xml, payload, viscous, coulomb, duration=3.0, timestep=0.001, home=None,
-             kp=400.0, kd=40.0, band=0.01):
-    """Run the hidden-payload robot; return (t, joint_names, Q, QD, efforts) per step.
+def simulate(urdf_xml, payload, viscous, coulomb, duration=3.0, period=0.001, home=None,
+             kp=400.0, kd=40.0, band=0.01, substeps=5):
+    """Run the hidden-payload robot; return (t, joint_names, Q, QD, efforts) per control period.
 
-    ``viscous`` / ``coulomb`` are per-joint arrays in the model's joint order.
+    ``viscous`` / ``coulomb`` are per-joint arrays in the model's joint order.  The controller
+    runs every ``period`` s (the effort is held), the physics ``substeps`` times as often with
+    the friction updated every physics step: the steep friction law inside the Coulomb band
+    would make a 1 kHz explicit step oscillate on light links.
     """
     nominal = model_with_payload(urdf_xml)
     names = list(nominal.joint_names)
     mj = build_mujoco_model(payload_urdf(urdf_xml, payload) if payload else urdf_xml,
-                            timestep=timestep)
+                            timestep=period / substeps)
     data = mujoco.MjData(mj)
     qpos, dof = joint_addresses(mj, names)
     home = np.zeros(len(names)) if home is None else np.asarray(home, dtype=float)
     q0, qd0, _ = sinusoids(0.0, home)
     data.qpos[qpos], data.qvel[dof] = q0, qd0
     mujoco.mj_forward(mj, data)
-    steps = int(round(duration / timestep))
-    out = np.zeros((4, steps, len(names)))
-    times = np.arange(steps) * timestep
+    steps = int(round(duration / period))
+    out = np.zeros((3, steps, len(names)))
+    times = np.arange(steps) * period
     for k in range(steps):
         q, qd = data.qpos[qpos].copy(), data.qvel[dof].copy()
         q_ref, qd_ref, qdd_ref = sinusoids(times[k], home)
         u = inverse_dynamics(nominal, q, qd, qdd_ref + kp * (q_ref - q) + kd * (qd_ref - qd))
-        friction = viscous * qd + coulomb * np.clip(qd / band, -1.0, 1.0)
-        data.qfrc_applied[:] = 0.0
-        data.qfrc_applied[dof] = u - friction
         out[0, k], out[1, k], out[2, k] = q, qd, u
-        mujoco.mj_step(mj, data)
+        for _ in range(substeps):
+            v = data.qvel[dof]
+            data.qfrc_applied[:] = 0.0
+            data.qfrc_applied[dof] = u - viscous * v - coulomb * np.clip(v / band, -1.0, 1.0)
+            mujoco.mj_step(mj, data)
     return times, names, out[0], out[1], out[2]
 
 

@@ -62,7 +62,7 @@ def test_analyze_recovers_hidden_payload_and_friction(tmp_path, recording, capsy
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     assert result['samples'] == t.size
-    assert result['payload']['mass'] == pytest.approx(payload.mass, rel=0.05)
+    assert result['payload']['mass'] == pytest.approx(payload.mass, rel=0.01)
     for j, name in enumerate(names):
         joint = result['joints'][name]
         assert joint['viscous'] == pytest.approx(fv[j], rel=0.05), name
@@ -112,7 +112,7 @@ def test_fit_com_recovers_the_hidden_centre_of_mass(urdf, recording):
     (t, names, Q, QD, E), (payload, fv, fs) = recording
     result = analysis.analyze(urdf, t, names, Q, QD, E, fit_com=True)
     assert result['payload_link'] == 'wrist_3_link'            # the default: the flange
-    assert result['fit']['payload_mass'] == pytest.approx(payload.mass, rel=0.05)
+    assert result['fit']['payload_mass'] == pytest.approx(payload.mass, rel=0.01)
     np.testing.assert_allclose(result['payload_com'], payload.com, atol=0.005)
     np.testing.assert_allclose(result['fit']['viscous'], fv, rtol=0.05)
     np.testing.assert_allclose(result['fit']['coulomb'], fs, rtol=0.05)
