@@ -347,7 +347,8 @@ def plot(result, out_dir):
             target.plot(t, TAU[:, j] + fitted[:, j], 'C1--', lw=1.0,
                         label='model + fitted friction/payload')
             target.set_title(name, fontsize=9)
-            target.set_ylabel('effort')
+            target.set_ylabel('effort (N)' if model.joint_types[j] == 'prismatic'
+                              else 'effort (N m)')
             target.grid(alpha=0.3)
         ax.set_xlabel('time (s)')
         ax.legend(fontsize=8)
