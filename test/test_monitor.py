@@ -203,7 +203,7 @@ def _call(h, client, request):
 
 def _diagnostic(h, key):
     h.diagnostics.clear()
-    h.spin_until(lambda: h.diagnostics, timeout=3.0)
+    h.spin_until(lambda: h.diagnostics, timeout=5.0)
     values = {kv.key: kv.value for kv in h.diagnostics[-1].status[0].values}
     return values[key]
 
