@@ -3,8 +3,9 @@
 Inputs: the robot description (``robot_description`` topic, transient local, or the
 ``robot_description`` / ``urdf_file`` parameters), ``joint_states``, ``~/desired_accelerations``
 (JointTrajectory), ``~/desired_accelerations_array`` (Float64MultiArray, model joint order),
-``~/reference`` (JointTrajectory, computed_torque mode) and ``~/external_wrenches``
-(WrenchStamped, frame_id = link).  Outputs: ``~/joint_efforts`` (JointState stamped with the
+``~/reference`` (JointTrajectory, computed_torque mode), ``~/external_wrenches``
+(WrenchStamped, frame_id = link) and ``~/base_acceleration`` (AccelStamped, world frame: the
+acceleration of a moving fixed base).  Outputs: ``~/joint_efforts`` (JointState stamped with the
 input stamp), ``~/reaction_wrenches/<joint>``, optional commands on ``command_topic``
 (Float64MultiArray for ros2_control's forward_command_controller) and ``/diagnostics``.
 Service ``~/enable`` (std_srvs/SetBool) switches command output.
@@ -20,7 +21,7 @@ import sys
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import WrenchStamped
+from geometry_msgs.msg import AccelStamped, WrenchStamped
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 import rclpy
@@ -69,6 +70,24 @@ def descriptor(spec):
     return desc
 
 
+def load_model(label, text, cfg):
+    """Build the model of a description (file path or XML) with the friction parameters."""
+    if label.startswith('file'):
+        try:
+            with open(text, encoding='utf-8') as f:
+                text = f.read()
+        except OSError as exc:
+            raise ValueError(f'cannot read URDF file {text!r}: {exc.strerror}') from None
+    floating = cfg['floating_base']
+    model = RobotModel.from_urdf_string(text, floating_base=floating)
+    options = node_params.joint_coefficients(cfg, model.joint_names)
+    if options or cfg['use_urdf_friction']:
+        model = RobotModel.from_urdf_string(text, floating_base=floating,
+                                            friction_from_urdf=cfg['use_urdf_friction'],
+                                            **options)
+    return model
+
+
 class ModelRuntime:
     """Everything built once per model: inputs, state arrays, preallocated output messages."""
 
@@ -101,6 +120,9 @@ class ModelRuntime:
         for msg, link in zip(self.wrench_msgs, model.child_links):
             msg.header.frame_id = link
         self.wrench_targets, self.wrench_rows = [], []    # topics with subscribers
+        self.base_acceleration = node_io.BaseAccelerationInput(
+            model.root_link, cfg['base_acceleration'], cfg['desired_timeout'],
+            model.floating_base)
         self.base_msg = WrenchStamped()
         self.base_msg.header.frame_id = model.root_link
         # Compile (numba) and check the model once, off the hot path.
@@ -110,10 +132,12 @@ class ModelRuntime:
     def update_settings(self, cfg):
         """Rebuild the settings from new parameters, keeping the ramp state."""
         settings = node_io.NodeSettings(self.model.joint_names, self.model.effort_limits, cfg)
+        self.base_acceleration.set_default(cfg['base_acceleration'])
         settings.limiter.ramp_start = self.settings.limiter.ramp_start
         self.settings = settings
         self.accelerations.timeout = cfg['desired_timeout']
         self.reference.timeout = cfg['desired_timeout']
+        self.base_acceleration.timeout = cfg['desired_timeout']
 
 
 class RneaNode(Node):
@@ -169,6 +193,8 @@ class RneaNode(Node):
         self.create_subscription(JointTrajectory, '~/reference', self._on_reference, INPUT_DEPTH)
         self.create_subscription(WrenchStamped, '~/external_wrenches', self._on_wrench,
                                  INPUT_DEPTH)
+        self.create_subscription(AccelStamped, '~/base_acceleration', self._on_base_acceleration,
+                                 INPUT_DEPTH)
         self.create_service(SetBool, '~/enable', self._on_enable)
         self._set_command_topic(self._cfg['command_topic'])
         self._set_rate(self._cfg['rate'])
@@ -215,13 +241,8 @@ class RneaNode(Node):
         if source is None:
             return None, None
         label, text = source
-        floating = cfg['floating_base']
         try:
-            if label.startswith('file'):
-                model = RobotModel.from_urdf_file(text, floating_base=floating)
-            else:
-                model = RobotModel.from_urdf_string(text, floating_base=floating)
-            return ModelRuntime(model, cfg), label
+            return ModelRuntime(load_model(label, text, cfg), cfg), label
         except Exception as exc:  # noqa: B902 - any failure must keep the previous model
             raise ValueError(f'robot description from {label} rejected, keeping the previous '
                              f'model: {exc}') from None
@@ -300,7 +321,7 @@ class RneaNode(Node):
         """Apply validated parameter changes; raise ValueError to reject them all."""
         changes = {k: v for k, v in changes.items() if k in self._cfg}
         cfg = dict(self._cfg, **changes)
-        if any(name in changes for name in node_params.MODEL_PARAMETERS):
+        if node_params.needs_rebuild(changes, cfg):
             runtime, label = self._build_runtime(cfg)
             if runtime is not None:
                 self._cfg = cfg
@@ -395,6 +416,14 @@ class RneaNode(Node):
             if error:
                 self._reject('external_wrenches', error)
 
+    def _on_base_acceleration(self, msg):
+        if self._rt is not None:
+            lin, ang = msg.accel.linear, msg.accel.angular
+            error = self._rt.base_acceleration.update(
+                msg.header.frame_id, (lin.x, lin.y, lin.z, ang.x, ang.y, ang.z), time.monotonic())
+            if error:
+                self._reject('base_acceleration', error)
+
     # -- the cycle -------------------------------------------------------------------------
 
     def _accelerations(self, rt, now):
@@ -418,13 +447,14 @@ class RneaNode(Node):
         settings = rt.settings
         qd = self._accelerations(rt, now)
         f_ext = rt.wrenches.f_ext
+        base = rt.base_acceleration.current(now)
         try:
             tau = inverse_dynamics(rt.model, rt.q, qd, rt.qdd, f_ext, settings.gravity,
-                                   ws=rt.ws)
+                                   base_acceleration=base, ws=rt.ws)
             wrenches = None
             if settings.publish_reaction_wrenches and rt.wrench_rows:
                 wrenches = reaction_wrenches(rt.model, rt.q, qd, rt.qdd, f_ext,
-                                             settings.gravity, ws=rt.ws)
+                                             settings.gravity, base_acceleration=base, ws=rt.ws)
         except ValueError as exc:       # inputs are validated: a guard, not a code path
             self._reject('computation', str(exc))
             return

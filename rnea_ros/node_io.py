@@ -19,6 +19,8 @@ import numpy as np
 from rnea_ros import node_params
 
 _MAX_NAME_CACHE = 32
+# Joint positions (rad or m) and velocities (rad/s or m/s) beyond this are sensor garbage.
+MAX_JOINT_STATE = 1e6
 
 
 def as_array(values):
@@ -84,9 +86,11 @@ class NameMap:
                 None)
 
 
-def _finite_error(what, values):
+def _finite_error(what, values, bound=None):
     if values.size and not np.isfinite(values).all():
         return f'{what} contains NaN or Inf'
+    if bound is not None and values.size and np.abs(values).max() > bound:
+        return f'{what} has a magnitude above {bound:g} (|value| = {np.abs(values).max():g})'
     return None
 
 
@@ -145,7 +149,8 @@ class JointStateInput:
             return f'{len(names)} names but {len(position)} positions'
         if len(velocity) not in (0, len(names)):
             return f'{len(names)} names but {len(velocity)} velocities'
-        error = _finite_error('position', position) or _finite_error('velocity', velocity)
+        error = (_finite_error('position', position, MAX_JOINT_STATE)
+                 or _finite_error('velocity', velocity, MAX_JOINT_STATE))
         if error:
             return error
         src, dst, unknown, error = self.names.lookup(names)
@@ -493,3 +498,51 @@ class NodeSettings:
         """Write the command array (command joint order, times the ramp ``scale``)."""
         np.multiply(efforts[self.command_index], scale, out=self.command.view)
         return self.command.array
+
+
+class BaseAccelerationInput:
+    """Acceleration of a moving fixed base: the parameter value, overridden by a fresh topic.
+
+    [ax, ay, az, alpha_x, alpha_y, alpha_z] in the world (= root link) frame.  A topic message
+    (``frame_id`` empty or the root link) wins while it is younger than ``timeout``; then the
+    parameter value applies again.  :meth:`current` returns None for zero (the core's fast path).
+    """
+
+    def __init__(self, root_link, default, timeout, floating_base=False):
+        """Start from the parameter value; raise ValueError when the model cannot take it."""
+        self.root_link = root_link
+        self.floating_base = floating_base
+        self.timeout = timeout
+        self.stamp = -math.inf
+        self.topic = np.zeros(6)
+        self.default = None
+        self.set_default(default)
+
+    def set_default(self, values):
+        """Set the parameter value (6 numbers); raise ValueError for a floating base."""
+        values = np.zeros(6) if values is None else np.array(values, dtype=float).reshape(6)
+        if values.any() and self.floating_base:
+            raise ValueError('base_acceleration is for fixed-base models; with floating_base '
+                             'the base acceleration is part of the state')
+        self.default = values if values.any() else None
+
+    def update(self, frame_id, values, now):
+        """Take a topic message; return None or why it was rejected (then nothing is kept)."""
+        if self.floating_base:
+            return 'base_acceleration is for fixed-base models (floating_base is true)'
+        if frame_id not in ('', self.root_link):
+            return (f"frame_id '{frame_id}': give the acceleration in the world frame, i.e. "
+                    f"the root link '{self.root_link}' (or leave frame_id empty)")
+        values = np.array(values, dtype=float).reshape(6)
+        error = _finite_error('base acceleration', values)
+        if error:
+            return error
+        self.topic[:] = values
+        self.stamp = now
+        return None
+
+    def current(self, now):
+        """Return the base acceleration to use now (a 6-array) or None when it is zero."""
+        if now - self.stamp <= self.timeout:
+            return self.topic if self.topic.any() else None
+        return self.default
