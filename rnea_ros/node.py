@@ -18,6 +18,7 @@ parameter table in :mod:`rnea_ros.node_params`, the dynamics in the core.  Run i
 import argparse
 import signal
 import sys
+import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -33,7 +34,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
-from rnea_ros import node_io, node_params
+from rnea_ros import node_checks, node_io, node_params
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool
@@ -94,6 +95,7 @@ class ModelRuntime:
     def __init__(self, model, cfg):
         """Allocate for ``model``; raise ValueError when the parameters do not fit it."""
         self.model = model
+        self.warnings = list(model.warnings) + node_checks.check_model(model)
         self.settings = node_io.NodeSettings(model.joint_names, model.effort_limits, cfg)
         names = model.joint_names
         n = len(names)
@@ -140,6 +142,56 @@ class ModelRuntime:
         self.base_acceleration.timeout = cfg['desired_timeout']
 
 
+class BackgroundLoader:
+    """Builds model runtimes off the executor thread; the newest request wins.
+
+    The executor keeps serving joint states while a (possibly big) description is parsed; the
+    finished runtime is handed over through :meth:`take` from the executor thread (polled via
+    :attr:`pending` each cycle and by the watchdog timer: the EventsExecutor has no guard
+    conditions), so the switch happens between two cycles and no cycle sees a half-built model.
+    """
+
+    def __init__(self):
+        """Start idle."""
+        self.pending = False
+        self._lock = threading.Lock()
+        self._request = None
+        self._result = None
+        self._running = False
+
+    def request(self, cfg, label, text):
+        """Build a runtime from ``text`` with parameters ``cfg`` (replaces a waiting request)."""
+        with self._lock:
+            self._request = (dict(cfg), label, text)
+            if not self._running:
+                self._running = True
+                threading.Thread(target=self._run, name='rnea_model_loader', daemon=True).start()
+
+    def take(self):
+        """Return the newest (runtime or None, label, error or None, cfg) once, or None."""
+        with self._lock:
+            result, self._result = self._result, None
+            self.pending = False
+        return result
+
+    def _run(self):
+        while True:
+            with self._lock:
+                request, self._request = self._request, None
+                if request is None:
+                    self._running = False
+                    return
+            cfg, label, text = request
+            try:
+                result = (ModelRuntime(load_model(label, text, cfg), cfg), label, None, cfg)
+            except Exception as exc:  # noqa: B902 - any failure must keep the previous model
+                result = (None, label, f'robot description from {label} rejected, keeping the '
+                          f'previous model: {exc}', cfg)
+            with self._lock:
+                self._result = result
+                self.pending = True
+
+
 class RneaNode(Node):
     """Inverse dynamics for the robot's joint states, published as efforts and commands."""
 
@@ -161,6 +213,8 @@ class RneaNode(Node):
         self._rate_timer = None
         self._wrench_pubs = {}
         self._stats = node_io.CycleStats(time.monotonic())
+        self._stamps = node_io.StampCheck()
+        self._loader = BackgroundLoader()
         self.add_on_set_parameters_callback(self._on_set_parameters)
         for spec in node_params.PARAMETERS:
             value = _TYPES[spec.kind] if spec.default is None else spec.default
@@ -275,6 +329,8 @@ class RneaNode(Node):
             self._base_pub = self.create_publisher(WrenchStamped, '~/base_wrench', INPUT_DEPTH)
         self._log.info(f'model {model.name!r} loaded from {label}: {len(model.joint_names)} '
                        f'joints in this order: {list(model.joint_names)}')
+        for warning in runtime.warnings:
+            self._log.warning(f'model {model.name!r}: {warning}')
         zero_limits = [j for j, lim in zip(model.joint_names, model.effort_limits) if lim <= 0]
         if zero_limits and self._cfg['clamp_efforts']:
             self._log.warning(f'joints {zero_limits} have URDF effort limit 0: with '
@@ -361,23 +417,47 @@ class RneaNode(Node):
                 self._description_note = source[0]
                 self._log.info(f'ignoring the robot_description topic: using {source[0]}')
             return
-        self._reload_model(raise_errors=False)
+        self._loader.request(self._cfg, *source)
+
+    def _take_loaded_model(self):
+        """Install a model the background loader built (executor thread, between cycles)."""
+        result = self._loader.take()
+        if result is None:
+            return
+        runtime, label, error, cfg = result
+        source = self._description_source()
+        if source is None or source[0] != label:
+            return                      # a parameter now names the description
+        if cfg != self._cfg:
+            self._loader.request(self._cfg, *source)   # parameters changed meanwhile
+        elif error:
+            self._last_error = error
+            self._log.error(error)
+        else:
+            self._install(runtime, label)
 
     def _on_joint_state(self, msg):
         self._stats.inputs += 1
+        if self._loader.pending:
+            self._take_loaded_model()
         rt = self._rt
         if rt is None:
             return
-        error = rt.joints.update(msg.name, msg.position, msg.velocity)
+        stamp = msg.header.stamp
+        error, seconds = self._stamps.check(stamp.sec, stamp.nanosec)
+        error = error or rt.joints.update(msg.name, msg.position, msg.velocity)
         if error:
             self._reject('joint_states', error)
             return
+        self._stamps.accept(seconds)
+        if self._stamps.zero_note:
+            self._log.warning('joint_states: ' + self._stamps.zero_note)
         if rt.joints.new_unknown:
             self._log.warning(f'joint_states names joints the model lacks (ignored): '
                               f'{list(rt.joints.new_unknown)}')
         now = time.monotonic()
         self._last_joint_state = now
-        self._stamp = msg.header.stamp
+        self._stamp = stamp
         if self._stale:
             self._stale = False
             self._log.info('joint states resumed')
@@ -513,6 +593,8 @@ class RneaNode(Node):
         self._commanding = False
 
     def _watchdog(self):
+        if self._loader.pending:
+            self._take_loaded_model()
         self._refresh_wrench_subscribers()
         if self._last_joint_state is None or self._stale:
             return

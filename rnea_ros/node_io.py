@@ -546,3 +546,39 @@ class BaseAccelerationInput:
         if now - self.stamp <= self.timeout:
             return self.topic if self.topic.any() else None
         return self.default
+
+
+class StampCheck:
+    """Order check of input stamps: negative and out-of-order stamps are rejected.
+
+    A stamp older than the last accepted one by at most ``reset`` seconds is out of order (a
+    late or replayed message); a bigger jump back is a clock reset (simulation or bag restart)
+    and is accepted, so the node never locks itself out.  A zero stamp (a simulator at t = 0,
+    drivers without a clock) is accepted; :meth:`check` reports it once through ``zero_note``.
+    """
+
+    def __init__(self, reset=1.0):
+        """Accept any first stamp."""
+        self.reset = reset
+        self.last = None
+        self.zero_note = None
+        self._zero_noted = False
+
+    def check(self, sec, nanosec):
+        """Return (error or None, stamp in seconds); :meth:`accept` it once the input is kept."""
+        stamp = sec + 1e-9 * nanosec
+        self.zero_note = None
+        if sec < 0:
+            return f'negative stamp {stamp:.9f}', stamp
+        last = self.last
+        if last is not None and stamp < last and last - stamp <= self.reset:
+            return (f'stamp {stamp:.9f} is older than the last accepted {last:.9f} (out of '
+                    'order)'), stamp
+        if stamp == 0.0 and not self._zero_noted:
+            self._zero_noted = True
+            self.zero_note = 'zero stamp: efforts carry stamp 0 (is the publisher stamping?)'
+        return None, stamp
+
+    def accept(self, stamp):
+        """Remember the stamp of an accepted input."""
+        self.last = stamp
