@@ -156,6 +156,9 @@ class JointStateInput:
         src, dst, unknown, error = self.names.lookup(names)
         if error:
             return error
+        if not len(dst):    # empty or only unknown names: it must not refresh the watchdog
+            return (f'names none of the model joints (got {list(names)[:5]}); model joints: '
+                    f'{list(self.names.joint_names)[:5]}...')
         self._note_unknown(unknown)
         self.q[dst] = position[src]
         self.qd[dst] = velocity[src] if len(velocity) else 0.0
