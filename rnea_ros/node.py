@@ -212,6 +212,7 @@ class RneaNode(Node):
         self._cmd_pub = None
         self._rate_timer = None
         self._wrench_pubs = {}
+        self._next_wrenches = 0.0
         self._stats = node_io.CycleStats(time.monotonic())
         self._stamps = node_io.StampCheck()
         self._loader = BackgroundLoader()
@@ -532,7 +533,9 @@ class RneaNode(Node):
             tau = inverse_dynamics(rt.model, rt.q, qd, rt.qdd, f_ext, settings.gravity,
                                    base_acceleration=base, ws=rt.ws)
             wrenches = None
-            if settings.publish_reaction_wrenches and rt.wrench_rows:
+            if settings.publish_reaction_wrenches and rt.wrench_rows and \
+                    now >= self._next_wrenches:
+                self._next_wrenches = now + settings.wrench_period
                 wrenches = reaction_wrenches(rt.model, rt.q, qd, rt.qdd, f_ext,
                                              settings.gravity, base_acceleration=base, ws=rt.ws)
         except ValueError as exc:       # inputs are validated: a guard, not a code path

@@ -496,6 +496,8 @@ class NodeSettings:
         self.command = FloatBuffer(len(command_joints))
         self.zero_command = array.array('d', bytes(8 * len(command_joints)))
         self.publish_reaction_wrenches = bool(cfg['publish_reaction_wrenches'])
+        rate = cfg.get('reaction_wrenches_rate') or 0.0
+        self.wrench_period = 1.0 / rate if rate > 0.0 else 0.0
 
     def fill_command(self, efforts, scale):
         """Write the command array (command joint order, times the ramp ``scale``)."""
