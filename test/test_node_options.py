@@ -145,3 +145,27 @@ def test_base_acceleration_is_refused_for_a_floating_base(make):
                                               value=[1.0, 0.0, 0.0, 0.0, 0.0, 0.0])])[0]
     assert not result.successful and 'fixed-base' in result.reason
     assert ARM[0] in h.node._rt.model.joint_names
+
+
+def test_reaction_wrenches_rate_limits_the_wrench_topics_not_the_efforts(make, panda):
+    h = make(mode='gravity_compensation', reaction_wrenches_rate=2.0)
+    h.watch_wrenches(['panda_joint1'])
+    h.spin_until(lambda: h.node._rt.wrench_rows == [0])
+    q, _, _ = _state(panda, seed=26)
+    for _ in range(5):
+        h.joint_state(panda.joint_names, q)
+    h.spin_for(0.05)
+    assert len(h.efforts) == 5 and len(h.wrenches['panda_joint1']) == 1
+
+
+def test_joint_coefficients_map_or_command_joint_order():
+    from rnea_ros.node_params import joint_coefficients
+    joints = ('a', 'b', 'c')
+    cfg = {'friction_joints': ['c'], 'friction_viscous': [2.0], 'armature': None}
+    assert joint_coefficients(cfg, joints) == {'friction_viscous': {'c': 2.0}}
+    cfg = {'command_joints': ['b', 'a'], 'friction_coulomb': [1.0, 3.0]}
+    assert joint_coefficients(cfg, joints) == {'friction_coulomb': {'b': 1.0, 'a': 3.0}}
+    everyone = joint_coefficients({'armature': [0.5]}, joints)['armature']
+    assert everyone == dict.fromkeys(joints, 0.5)
+    with pytest.raises(ValueError, match='friction_viscous has 2 values'):
+        joint_coefficients({'friction_viscous': [1.0, 2.0]}, joints)
