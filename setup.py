@@ -22,7 +22,7 @@ setup(
     maintainer_email='rnea-ros@example.org',
     description='Recursive Newton-Euler robot dynamics and effort commands for ROS 2.',
     license='Apache-2.0',
-    tests_require=['pytest'],
+    extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
             'rnea-ros = rnea_ros.cli:main',

@@ -32,6 +32,7 @@ from rnea_ros.spatial import crf, crm, mcI, plucker
 
 _STATE_NAMES = {kernels.STATUS_BAD_Q: 'q', kernels.STATUS_BAD_QD: 'qd',
                 kernels.STATUS_BAD_QDD: 'qdd'}
+_BATCH_BLOCK = 64      # rows per parallel work item of inverse_dynamics_batch
 _LENGTH_STATUS = {kernels.STATUS_LEN_Q: 'q', kernels.STATUS_LEN_QD: 'qd',
                   kernels.STATUS_LEN_QDD: 'qdd'}
 
@@ -312,8 +313,12 @@ def inverse_dynamics_batch(model, Q, QD, QDD, gravity=None, base_acceleration=No
     QD = _matrix(QD, model.nv, 'QD', model, rows=Q.shape[0])
     QDD = _matrix(QDD, model.nv, 'QDD', model, rows=Q.shape[0])
     TAU = np.empty((Q.shape[0], model.nv))
-    status, row = kernels.rnea_batch(model.ints, model.reals, ws.data, Q, QD, QDD, TAU,
-                                     numba.get_num_threads())
+    previous = numba.set_parallel_chunksize(1)     # dynamic schedule over row blocks
+    try:
+        status, row = kernels.rnea_batch(model.ints, model.reals, ws.data, Q, QD, QDD, TAU,
+                                         _BATCH_BLOCK)
+    finally:
+        numba.set_parallel_chunksize(previous)
     if status:
         _raise_status(model, status, (Q[row], QD[row], QDD[row]), row=row)
     if model.has_joint_terms:

@@ -280,18 +280,22 @@ def rnea(ints, reals, ws, q, qd, qdd, tau):
 
 @numba.njit(types.UniTuple(types.int64, 2)(
     _INTS, _REALS, _MAT, _MAT, _MAT, _MAT, _MAT, types.int64), parallel=True, **_OPTS)
-def rnea_batch(ints, reals, ws, Q, QD, QDD, TAU, nchunks):
-    """Inverse dynamics for every row of Q, QD, QDD into TAU, in nchunks parallel chunks.
+def rnea_batch(ints, reals, ws, Q, QD, QDD, TAU, block):
+    """Inverse dynamics for every row of Q, QD, QDD into TAU, in parallel blocks of rows.
 
+    The caller sets numba's parallel chunk size to 1 so that blocks are handed to the threads
+    one at a time (dynamic schedule): a thread delayed by other load on a shared machine then
+    does not hold up the whole batch.
     Returns (status, row) of the first invalid row, or (0, -1).
     """
     n = Q.shape[0]
-    nchunks = max(1, min(n, nchunks))
-    status = np.zeros(nchunks, dtype=np.int64)
-    bad_row = np.full(nchunks, -1, dtype=np.int64)
-    for c in numba.prange(nchunks):
-        wsc = ws.copy()      # each chunk its own workspace (same f_ext and a_0)
-        for k in range(c * n // nchunks, (c + 1) * n // nchunks):
+    block = max(1, block)
+    nblocks = (n + block - 1) // block
+    status = np.zeros(nblocks, dtype=np.int64)
+    bad_row = np.full(nblocks, -1, dtype=np.int64)
+    for c in numba.prange(nblocks):
+        wsc = ws.copy()      # each block its own workspace (same f_ext and a_0)
+        for k in range(c * block, min(n, (c + 1) * block)):
             st = check_state(ints, Q[k], QD[k], QDD[k])
             if st != STATUS_OK:
                 status[c] = st
@@ -299,7 +303,7 @@ def rnea_batch(ints, reals, ws, Q, QD, QDD, TAU, nchunks):
                 break
             _rnea_body_forces(ints, reals, Q[k], QD[k], QDD[k], wsc)
             _rnea_backward(ints, reals, wsc, TAU[k])
-    for c in range(nchunks):
+    for c in range(nblocks):
         if status[c] != STATUS_OK:
             return status[c], bad_row[c]
     return STATUS_OK, -1

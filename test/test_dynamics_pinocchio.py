@@ -73,3 +73,23 @@ def test_custom_joint_order_permutes_torques():
     perm = [tree.joint_names.index(n) for n in order]
     np.testing.assert_allclose(inverse_dynamics(model, q[perm], qd[perm], qdd[perm]),
                                inverse_dynamics(tree, q, qd, qdd)[perm], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize('floating', [False, True], ids=['fixed', 'floating'])
+def test_link_pose_matches_pinocchio_frames(floating):
+    """Forward kinematics of every link (merged ones included) equals Pinocchio's frames."""
+    from rnea_ros.dynamics import link_pose
+    path = urdf_path('talos_reduced')
+    model = RobotModel.from_urdf_file(path, floating_base=floating)
+    oracle = PinocchioOracle(model, path)
+    pin = oracle.pin
+    q, _, _ = random_state(model, np.random.default_rng(5))
+    qp, _, _ = oracle.to_pin(q, np.zeros(model.nv), np.zeros(model.nv))
+    pin.framesForwardKinematics(oracle.pm, oracle.pd, qp)
+    for link in model.link_names:
+        if not oracle.pm.existFrame(link, pin.FrameType.BODY):
+            continue
+        M = oracle.pd.oMf[oracle.pm.getFrameId(link, pin.FrameType.BODY)]
+        R, p = link_pose(model, q, link)
+        np.testing.assert_allclose(R, M.rotation, atol=1e-12)
+        np.testing.assert_allclose(p, M.translation, atol=1e-12)
