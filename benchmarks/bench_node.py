@@ -8,8 +8,17 @@ the start (merged by the node, the mimic finger follows).  Reports p50/p99/max l
 (inputs without an answer), the node's CPU use and its own compute time per cycle (from
 /diagnostics), for one or several node configurations, as a table.
 
+Load sweep (issue 7): ``--rates 1000,2000 --robots panda,talos_reduced --wrenches`` runs every
+robot at every rate with all reaction-wrench topics subscribed and states the highest rate each
+robot sustained (no drop above 0.1 % and p99 <= 1 ms).  Soak: ``--soak 600`` runs one robot at
+``--rate`` for 600 s and reports the node's resident memory (RSS) growth and the latency of each
+``--window`` (creep: last window's p99 against the first).
+
 Usage: python benchmarks/bench_node.py [--rate 1000] [--duration 10] [--robot panda]
        [--urdf FILE] [--stream-joints 7] [--compare]
+       python benchmarks/bench_node.py --rates 1000,2000 --robots panda,talos_reduced \
+           --duration 60 --wrenches
+       python benchmarks/bench_node.py --soak 600 --rate 1000 --robot panda --wrenches
 """
 
 import argparse
@@ -52,6 +61,15 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def rss_mb(pid):
+    """Return the resident memory of a process in MB."""
+    with open(f'/proc/{pid}/status') as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1]) / 1024.0
+    return float('nan')
+
+
 def relay():
     """Run a trivial node named rnea that republishes joint states on ~/joint_efforts."""
     from rclpy.experimental import EventsExecutor
@@ -87,7 +105,8 @@ class Driver:
 
     def __init__(self, context, model, stream_joints):
         """Create the peer node, its publisher and its subscriptions."""
-        self.node = rclpy.create_node('bench_driver', context=context)
+        self.node = rclpy.create_node(f'bench_driver_{random.randrange(1 << 30)}',
+                                      context=context)
         self.executor = self._executor(context)
         self.executor.add_node(self.node)
         self.pub = self.node.create_publisher(JointState, '/joint_states', 10)
@@ -183,12 +202,33 @@ class Driver:
         self.node.destroy_node()
 
 
-def measure(name, urdf, model, args, context, domain):
+def _latency_ms(latency):
+    return np.array([v for v in latency.values() if v is not None], dtype=float) / 1e6
+
+
+def soak(driver, proc, args):
+    """Run for args.soak s in windows; return [(t, rss MB, p50, p99, max, drops)] per window."""
+    windows = []
+    start = time.monotonic()
+    while time.monotonic() - start < args.soak:
+        driver.latency = {}
+        driver.run(args.rate, args.window, record=True)
+        lat = _latency_ms(driver.latency)
+        windows.append((time.monotonic() - start, rss_mb(proc.pid),
+                        np.percentile(lat, 50), np.percentile(lat, 99), lat.max(),
+                        len(driver.latency) - len(lat)))
+        print('soak t=%4.0f s  RSS %.1f MB  p50 %.3f  p99 %.3f  max %.3f ms  drops %d'
+              % windows[-1], flush=True)   # noqa: Q000
+    return windows
+
+
+def measure(name, urdf, model, args, context, domain, wrenches=False):
     """Run one configuration; return its row of figures."""
     executor, extra = CONFIGS[name]
+    extra = extra + [f'reaction_wrenches_rate:={args.wrench_rate}']
     proc = start_node(urdf, executor, extra, domain)
     driver = Driver(context, model, args.stream_joints)
-    if 'subscribed' in name:
+    if 'subscribed' in name or wrenches:
         driver.watch_wrenches(model.joint_names)
     try:
         driver.wait_ready()
@@ -196,6 +236,10 @@ def measure(name, urdf, model, args, context, domain):
         driver.latency = {}
         driver.compute_us = []
         driver.recording = True
+        rss0 = rss_mb(proc.pid)
+        if args.soak:
+            windows = soak(driver, proc, args)
+            return {'config': name, 'rss0': rss0, 'windows': windows}
         cpu0, driver_cpu0 = cpu_seconds(proc.pid), time.process_time()
         elapsed = driver.run(args.rate, args.duration, record=True)
         node_cpu = (cpu_seconds(proc.pid) - cpu0) / elapsed * 100.0
@@ -204,10 +248,11 @@ def measure(name, urdf, model, args, context, domain):
         driver.close()
         proc.terminate()
         proc.wait(timeout=10)
-    values = [v for v in driver.latency.values() if v is not None]
-    lat = np.array(values, dtype=float) / 1e6
+    lat = _latency_ms(driver.latency)
     return {
         'config': name,
+        'robot': model.name,
+        'rate': args.rate,
         'sent': len(driver.latency),
         'answered': len(lat),
         'drops': len(driver.latency) - len(lat),
@@ -237,6 +282,46 @@ def print_table(rows, args, model):
     print(f'\n(driver process CPU: {driver})')
 
 
+def sustained(row, max_p99_ms=1.0, max_drop=0.001):
+    """Return whether a run sustained its rate: drops <= 0.1 % and p99 <= 1 ms."""
+    return row['drops'] <= max_drop * row['sent'] and row['p99_ms'] <= max_p99_ms
+
+
+def print_sweep(rows, args):
+    """Print the robot x rate sweep and the highest rate each robot sustained."""
+    print(f'\nrnea node load sweep: {args.duration:.0f} s per run, events executor, '
+          f"gravity_compensation, reaction wrenches {'subscribed' if args.wrenches else 'off'} "
+          f'(reaction_wrenches_rate {args.wrench_rate:g} Hz, 0 = every cycle), '
+          f'{os.cpu_count()} CPUs (shared machine)\n')
+    head = ('robot', 'DoF', 'rate Hz', 'sent', 'drops', 'p50 ms', 'p99 ms', 'max ms',
+            'node CPU %', 'compute us/cycle', 'sustained')
+    print('| ' + ' | '.join(head) + ' |')
+    print('|' + '|'.join('---' for _ in head) + '|')
+    for r in rows:
+        print(f"| {r['robot']} | {r['dof']} | {r['rate']:.0f} | {r['sent']} | {r['drops']} | "
+              f"{r['p50_ms']:.3f} | {r['p99_ms']:.3f} | {r['max_ms']:.3f} | "
+              f"{r['node_cpu_pct']:.0f} | {r['compute_us']:.0f} | "
+              f"{'yes' if sustained(r) else 'no'} |")
+    for robot in dict.fromkeys(r['robot'] for r in rows):
+        ok = [r['rate'] for r in rows if r['robot'] == robot and sustained(r)]
+        print(f'\nhighest rate sustained by {robot}: {max(ok):.0f} Hz' if ok else
+              f'\n{robot}: no rate sustained')
+
+
+def print_soak(row, args, model):
+    """Print the soak summary: RSS growth and latency creep."""
+    w = row['windows']
+    print(f'\nrnea node soak: {model.name}, {args.rate:.0f} Hz for {w[-1][0]:.0f} s, '
+          f'windows of {args.window:.0f} s, reaction wrenches '
+          f"{'subscribed' if args.wrenches else 'off'}")
+    print(f"RSS: {row['rss0']:.1f} MB after warm-up, {w[0][1]:.1f} MB after the first window, "
+          f'{w[-1][1]:.1f} MB at the end: growth {w[-1][1] - w[0][1]:+.1f} MB since the first '
+          f"window ({w[-1][1] - row['rss0']:+.1f} MB since warm-up)")
+    print(f'p99 first window {w[0][3]:.3f} ms, last {w[-1][3]:.3f} ms; p50 first {w[0][2]:.3f} '
+          f'ms, last {w[-1][2]:.3f} ms; max over all {max(x[4] for x in w):.3f} ms; drops '
+          f'{sum(x[5] for x in w)}')
+
+
 def main():
     """Parse arguments, run the configurations, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -249,10 +334,22 @@ def main():
     parser.add_argument('--compare', action='store_true',
                         help='also run the single-threaded executor, with reaction-wrench '
                         'subscribers, and the trivial relay (floor)')
+    parser.add_argument('--rates', help='comma-separated rates (Hz): load sweep')
+    parser.add_argument('--robots', help='comma-separated robots for the sweep (e.g. '
+                        'panda,talos_reduced); all joints stream, except the gripper of panda')
+    parser.add_argument('--wrench-rate', type=float, default=0.0,
+                        help='node parameter reaction_wrenches_rate (Hz, 0: every cycle)')
+    parser.add_argument('--wrenches', action='store_true',
+                        help='subscribe to every reaction-wrench topic (the node computes them)')
+    parser.add_argument('--soak', type=float, default=0.0,
+                        help='soak seconds at --rate: RSS growth and latency creep')
+    parser.add_argument('--window', type=float, default=30.0, help='soak window seconds')
     parser.add_argument('--serve-relay', action='store_true', help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_relay:
         return relay()
+    if args.rates or args.robots:
+        return sweep(args)
     urdf = os.path.abspath(args.urdf or urdf_path(args.robot))
     model = RobotModel.from_urdf_file(urdf)
     args.stream_joints = min(args.stream_joints, len(model.joint_names))
@@ -261,10 +358,39 @@ def main():
     rclpy.init(context=context, domain_id=domain)
     names = list(CONFIGS) if args.compare else ['events']
     try:
-        rows = [measure(name, urdf, model, args, context, domain) for name in names]
+        rows = [measure(name, urdf, model, args, context, domain, args.wrenches)
+                for name in names[:1 if args.soak else None]]
     finally:
         rclpy.shutdown(context=context)
-    print_table(rows, args, model)
+    if args.soak:
+        print_soak(rows[0], args, model)
+    else:
+        print_table(rows, args, model)
+
+
+def sweep(args):
+    """Run every robot at every rate (events executor) and print the sweep table."""
+    rates = [float(x) for x in (args.rates or str(args.rate)).split(',')]
+    robots = (args.robots or args.robot).split(',')
+    domain = random.randint(100, 200)
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=domain)
+    rows = []
+    try:
+        for robot in robots:
+            urdf = os.path.abspath(urdf_path(robot))
+            model = RobotModel.from_urdf_file(urdf)
+            args.stream_joints = 7 if robot == 'panda' else len(model.joint_names)
+            for rate in rates:
+                args.rate = rate
+                row = measure('events', urdf, model, args, context, domain, args.wrenches)
+                row['dof'] = len(model.joint_names)
+                rows.append(row)
+                print(f"{robot} {rate:.0f} Hz: p99 {row['p99_ms']:.3f} ms, drops "
+                      f"{row['drops']}", flush=True)
+    finally:
+        rclpy.shutdown(context=context)
+    print_sweep(rows, args)
 
 
 if __name__ == '__main__':

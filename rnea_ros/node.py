@@ -3,8 +3,9 @@
 Inputs: the robot description (``robot_description`` topic, transient local, or the
 ``robot_description`` / ``urdf_file`` parameters), ``joint_states``, ``~/desired_accelerations``
 (JointTrajectory), ``~/desired_accelerations_array`` (Float64MultiArray, model joint order),
-``~/reference`` (JointTrajectory, computed_torque mode) and ``~/external_wrenches``
-(WrenchStamped, frame_id = link).  Outputs: ``~/joint_efforts`` (JointState stamped with the
+``~/reference`` (JointTrajectory, computed_torque mode), ``~/external_wrenches``
+(WrenchStamped, frame_id = link) and ``~/base_acceleration`` (AccelStamped, world frame: the
+acceleration of a moving fixed base).  Outputs: ``~/joint_efforts`` (JointState stamped with the
 input stamp), ``~/reaction_wrenches/<joint>``, optional commands on ``command_topic``
 (Float64MultiArray for ros2_control's forward_command_controller) and ``/diagnostics``.
 Service ``~/enable`` (std_srvs/SetBool) switches command output.
@@ -17,10 +18,11 @@ parameter table in :mod:`rnea_ros.node_params`, the dynamics in the core.  Run i
 import argparse
 import signal
 import sys
+import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import WrenchStamped
+from geometry_msgs.msg import AccelStamped, WrenchStamped
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 import rclpy
@@ -32,7 +34,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
-from rnea_ros import node_io, node_params
+from rnea_ros import node_checks, node_io, node_params
+from rnea_ros.monitor_params import attach_payload
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool
@@ -69,12 +72,31 @@ def descriptor(spec):
     return desc
 
 
+def load_model(label, text, cfg):
+    """Build the model of a description (file path or XML) with the friction parameters."""
+    if label.startswith('file'):
+        try:
+            with open(text, encoding='utf-8') as f:
+                text = f.read()
+        except OSError as exc:
+            raise ValueError(f'cannot read URDF file {text!r}: {exc.strerror}') from None
+    floating = cfg['floating_base']
+    model = RobotModel.from_urdf_string(text, floating_base=floating)
+    options = node_params.joint_coefficients(cfg, model.joint_names)
+    if options or cfg['use_urdf_friction']:
+        model = RobotModel.from_urdf_string(text, floating_base=floating,
+                                            friction_from_urdf=cfg['use_urdf_friction'],
+                                            **options)
+    return attach_payload(model, cfg, text, False)
+
+
 class ModelRuntime:
     """Everything built once per model: inputs, state arrays, preallocated output messages."""
 
     def __init__(self, model, cfg):
         """Allocate for ``model``; raise ValueError when the parameters do not fit it."""
         self.model = model
+        self.warnings = list(model.warnings) + node_checks.check_model(model)
         self.settings = node_io.NodeSettings(model.joint_names, model.effort_limits, cfg)
         names = model.joint_names
         n = len(names)
@@ -101,6 +123,9 @@ class ModelRuntime:
         for msg, link in zip(self.wrench_msgs, model.child_links):
             msg.header.frame_id = link
         self.wrench_targets, self.wrench_rows = [], []    # topics with subscribers
+        self.base_acceleration = node_io.BaseAccelerationInput(
+            model.root_link, cfg['base_acceleration'], cfg['desired_timeout'],
+            model.floating_base)
         self.base_msg = WrenchStamped()
         self.base_msg.header.frame_id = model.root_link
         # Compile (numba) and check the model once, off the hot path.
@@ -110,10 +135,62 @@ class ModelRuntime:
     def update_settings(self, cfg):
         """Rebuild the settings from new parameters, keeping the ramp state."""
         settings = node_io.NodeSettings(self.model.joint_names, self.model.effort_limits, cfg)
+        self.base_acceleration.set_default(cfg['base_acceleration'])
         settings.limiter.ramp_start = self.settings.limiter.ramp_start
         self.settings = settings
         self.accelerations.timeout = cfg['desired_timeout']
         self.reference.timeout = cfg['desired_timeout']
+        self.base_acceleration.timeout = cfg['desired_timeout']
+
+
+class BackgroundLoader:
+    """Builds model runtimes off the executor thread; the newest request wins.
+
+    The executor keeps serving joint states while a (possibly big) description is parsed; the
+    finished runtime is handed over through :meth:`take` from the executor thread (polled via
+    :attr:`pending` each cycle and by the watchdog timer: the EventsExecutor has no guard
+    conditions), so the switch happens between two cycles and no cycle sees a half-built model.
+    """
+
+    def __init__(self):
+        """Start idle."""
+        self.pending = False
+        self._lock = threading.Lock()
+        self._request = None
+        self._result = None
+        self._running = False
+
+    def request(self, cfg, label, text):
+        """Build a runtime from ``text`` with parameters ``cfg`` (replaces a waiting request)."""
+        with self._lock:
+            self._request = (dict(cfg), label, text)
+            if not self._running:
+                self._running = True
+                threading.Thread(target=self._run, name='rnea_model_loader', daemon=True).start()
+
+    def take(self):
+        """Return the newest (runtime or None, label, error or None, cfg) once, or None."""
+        with self._lock:
+            result, self._result = self._result, None
+            self.pending = False
+        return result
+
+    def _run(self):
+        while True:
+            with self._lock:
+                request, self._request = self._request, None
+                if request is None:
+                    self._running = False
+                    return
+            cfg, label, text = request
+            try:
+                result = (ModelRuntime(load_model(label, text, cfg), cfg), label, None, cfg)
+            except Exception as exc:  # noqa: B902 - any failure must keep the previous model
+                result = (None, label, f'robot description from {label} rejected, keeping the '
+                          f'previous model: {exc}', cfg)
+            with self._lock:
+                self._result = result
+                self.pending = True
 
 
 class RneaNode(Node):
@@ -136,7 +213,10 @@ class RneaNode(Node):
         self._cmd_pub = None
         self._rate_timer = None
         self._wrench_pubs = {}
+        self._next_wrenches = 0.0
         self._stats = node_io.CycleStats(time.monotonic())
+        self._stamps = node_io.StampCheck()
+        self._loader = BackgroundLoader()
         self.add_on_set_parameters_callback(self._on_set_parameters)
         for spec in node_params.PARAMETERS:
             value = _TYPES[spec.kind] if spec.default is None else spec.default
@@ -170,6 +250,8 @@ class RneaNode(Node):
                                  self._on_desired_array, INPUT_DEPTH)
         self.create_subscription(JointTrajectory, '~/reference', self._on_reference, INPUT_DEPTH)
         self.create_subscription(WrenchStamped, '~/external_wrenches', self._on_wrench,
+                                 INPUT_DEPTH)
+        self.create_subscription(AccelStamped, '~/base_acceleration', self._on_base_acceleration,
                                  INPUT_DEPTH)
         self.create_service(SetBool, '~/enable', self._on_enable)
         self._set_command_topic(self._cfg['command_topic'])
@@ -217,15 +299,8 @@ class RneaNode(Node):
         if source is None:
             return None, None
         label, text = source
-        floating = cfg['floating_base']
         try:
-            if label.startswith('file'):
-                model = RobotModel.from_urdf_file(text, floating_base=floating)
-            else:
-                model = RobotModel.from_urdf_string(text, floating_base=floating)
-            from rnea_ros.monitor_params import attach_payload
-            model = attach_payload(model, cfg, text, label.startswith('file'))
-            return ModelRuntime(model, cfg), label
+            return ModelRuntime(load_model(label, text, cfg), cfg), label
         except Exception as exc:  # noqa: B902 - any failure must keep the previous model
             raise ValueError(f'robot description from {label} rejected, keeping the previous '
                              f'model: {exc}') from None
@@ -258,6 +333,8 @@ class RneaNode(Node):
             self._base_pub = self.create_publisher(WrenchStamped, '~/base_wrench', INPUT_DEPTH)
         self._log.info(f'model {model.name!r} loaded from {label}: {len(model.joint_names)} '
                        f'joints in this order: {list(model.joint_names)}')
+        for warning in runtime.warnings:
+            self._log.warning(f'model {model.name!r}: {warning}')
         zero_limits = [j for j, lim in zip(model.joint_names, model.effort_limits) if lim <= 0]
         if zero_limits and self._cfg['clamp_efforts']:
             self._log.warning(f'joints {zero_limits} have URDF effort limit 0: with '
@@ -304,7 +381,7 @@ class RneaNode(Node):
         """Apply validated parameter changes; raise ValueError to reject them all."""
         changes = {k: v for k, v in changes.items() if k in self._cfg}
         cfg = dict(self._cfg, **changes)
-        if any(name in changes for name in node_params.MODEL_PARAMETERS):
+        if node_params.needs_rebuild(changes, cfg):
             runtime, label = self._build_runtime(cfg)
             if runtime is not None:
                 self._cfg = cfg
@@ -344,24 +421,48 @@ class RneaNode(Node):
                 self._description_note = source[0]
                 self._log.info(f'ignoring the robot_description topic: using {source[0]}')
             return
-        self._reload_model(raise_errors=False)
+        self._loader.request(self._cfg, *source)
+
+    def _take_loaded_model(self):
+        """Install a model the background loader built (executor thread, between cycles)."""
+        result = self._loader.take()
+        if result is None:
+            return
+        runtime, label, error, cfg = result
+        source = self._description_source()
+        if source is None or source[0] != label:
+            return                      # a parameter now names the description
+        if cfg != self._cfg:
+            self._loader.request(self._cfg, *source)   # parameters changed meanwhile
+        elif error:
+            self._last_error = error
+            self._log.error(error)
+        else:
+            self._install(runtime, label)
 
     def _on_joint_state(self, msg):
         self._stats.inputs += 1
+        if self._loader.pending:
+            self._take_loaded_model()
         rt = self._rt
         if rt is None:
             return
-        error = rt.joints.update(msg.name, msg.position, msg.velocity)
+        stamp = msg.header.stamp
+        error, seconds = self._stamps.check(stamp.sec, stamp.nanosec)
+        error = error or rt.joints.update(msg.name, msg.position, msg.velocity)
         if error:
             self._reject('joint_states', error)
             return
+        self._stamps.accept(seconds)
+        if self._stamps.zero_note:
+            self._log.warning('joint_states: ' + self._stamps.zero_note)
         if rt.joints.new_unknown:
             self._log.warning(f'joint_states names joints the model lacks (ignored): '
                               f'{list(rt.joints.new_unknown)}')
         now = time.monotonic()
         self._monitor.take_efforts(msg, rt.model.joint_names)
         self._last_joint_state = now
-        self._stamp = msg.header.stamp
+        self._stamp = stamp
         if self._stale:
             self._stale = False
             self._log.info('joint states resumed')
@@ -400,6 +501,14 @@ class RneaNode(Node):
             if error:
                 self._reject('external_wrenches', error)
 
+    def _on_base_acceleration(self, msg):
+        if self._rt is not None:
+            lin, ang = msg.accel.linear, msg.accel.angular
+            error = self._rt.base_acceleration.update(
+                msg.header.frame_id, (lin.x, lin.y, lin.z, ang.x, ang.y, ang.z), time.monotonic())
+            if error:
+                self._reject('base_acceleration', error)
+
     # -- the cycle -------------------------------------------------------------------------
 
     def _accelerations(self, rt, now):
@@ -423,13 +532,16 @@ class RneaNode(Node):
         settings = rt.settings
         qd = self._accelerations(rt, now)
         f_ext = rt.wrenches.f_ext
+        base = rt.base_acceleration.current(now)
         try:
             tau = inverse_dynamics(rt.model, rt.q, qd, rt.qdd, f_ext, settings.gravity,
-                                   ws=rt.ws)
+                                   base_acceleration=base, ws=rt.ws)
             wrenches = None
-            if settings.publish_reaction_wrenches and rt.wrench_rows:
+            if settings.publish_reaction_wrenches and rt.wrench_rows and \
+                    now >= self._next_wrenches:
+                self._next_wrenches = now + settings.wrench_period
                 wrenches = reaction_wrenches(rt.model, rt.q, qd, rt.qdd, f_ext,
-                                             settings.gravity, ws=rt.ws)
+                                             settings.gravity, base_acceleration=base, ws=rt.ws)
         except ValueError as exc:       # inputs are validated: a guard, not a code path
             self._reject('computation', str(exc))
             return
@@ -490,6 +602,8 @@ class RneaNode(Node):
         self._commanding = False
 
     def _watchdog(self):
+        if self._loader.pending:
+            self._take_loaded_model()
         self._refresh_wrench_subscribers()
         if self._last_joint_state is None or self._stale:
             return

@@ -19,6 +19,8 @@ import numpy as np
 from rnea_ros import node_params
 
 _MAX_NAME_CACHE = 32
+# Joint positions (rad or m) and velocities (rad/s or m/s) beyond this are sensor garbage.
+MAX_JOINT_STATE = 1e6
 
 
 def as_array(values):
@@ -84,9 +86,11 @@ class NameMap:
                 None)
 
 
-def _finite_error(what, values):
+def _finite_error(what, values, bound=None):
     if values.size and not np.isfinite(values).all():
         return f'{what} contains NaN or Inf'
+    if bound is not None and values.size and np.abs(values).max() > bound:
+        return f'{what} has a magnitude above {bound:g} (|value| = {np.abs(values).max():g})'
     return None
 
 
@@ -145,12 +149,16 @@ class JointStateInput:
             return f'{len(names)} names but {len(position)} positions'
         if len(velocity) not in (0, len(names)):
             return f'{len(names)} names but {len(velocity)} velocities'
-        error = _finite_error('position', position) or _finite_error('velocity', velocity)
+        error = (_finite_error('position', position, MAX_JOINT_STATE)
+                 or _finite_error('velocity', velocity, MAX_JOINT_STATE))
         if error:
             return error
         src, dst, unknown, error = self.names.lookup(names)
         if error:
             return error
+        if not len(dst):    # empty or only unknown names: it must not refresh the watchdog
+            return (f'names none of the model joints (got {list(names)[:5]}); model joints: '
+                    f'{list(self.names.joint_names)[:5]}...')
         self._note_unknown(unknown)
         self.q[dst] = position[src]
         self.qd[dst] = velocity[src] if len(velocity) else 0.0
@@ -488,8 +496,94 @@ class NodeSettings:
         self.command = FloatBuffer(len(command_joints))
         self.zero_command = array.array('d', bytes(8 * len(command_joints)))
         self.publish_reaction_wrenches = bool(cfg['publish_reaction_wrenches'])
+        rate = cfg.get('reaction_wrenches_rate') or 0.0
+        self.wrench_period = 1.0 / rate if rate > 0.0 else 0.0
 
     def fill_command(self, efforts, scale):
         """Write the command array (command joint order, times the ramp ``scale``)."""
         np.multiply(efforts[self.command_index], scale, out=self.command.view)
         return self.command.array
+
+
+class BaseAccelerationInput:
+    """Acceleration of a moving fixed base: the parameter value, overridden by a fresh topic.
+
+    [ax, ay, az, alpha_x, alpha_y, alpha_z] in the world (= root link) frame.  A topic message
+    (``frame_id`` empty or the root link) wins while it is younger than ``timeout``; then the
+    parameter value applies again.  :meth:`current` returns None for zero (the core's fast path).
+    """
+
+    def __init__(self, root_link, default, timeout, floating_base=False):
+        """Start from the parameter value; raise ValueError when the model cannot take it."""
+        self.root_link = root_link
+        self.floating_base = floating_base
+        self.timeout = timeout
+        self.stamp = -math.inf
+        self.topic = np.zeros(6)
+        self.default = None
+        self.set_default(default)
+
+    def set_default(self, values):
+        """Set the parameter value (6 numbers); raise ValueError for a floating base."""
+        values = np.zeros(6) if values is None else np.array(values, dtype=float).reshape(6)
+        if values.any() and self.floating_base:
+            raise ValueError('base_acceleration is for fixed-base models; with floating_base '
+                             'the base acceleration is part of the state')
+        self.default = values if values.any() else None
+
+    def update(self, frame_id, values, now):
+        """Take a topic message; return None or why it was rejected (then nothing is kept)."""
+        if self.floating_base:
+            return 'base_acceleration is for fixed-base models (floating_base is true)'
+        if frame_id not in ('', self.root_link):
+            return (f"frame_id '{frame_id}': give the acceleration in the world frame, i.e. "
+                    f"the root link '{self.root_link}' (or leave frame_id empty)")
+        values = np.array(values, dtype=float).reshape(6)
+        error = _finite_error('base acceleration', values)
+        if error:
+            return error
+        self.topic[:] = values
+        self.stamp = now
+        return None
+
+    def current(self, now):
+        """Return the base acceleration to use now (a 6-array) or None when it is zero."""
+        if now - self.stamp <= self.timeout:
+            return self.topic if self.topic.any() else None
+        return self.default
+
+
+class StampCheck:
+    """Order check of input stamps: negative and out-of-order stamps are rejected.
+
+    A stamp older than the last accepted one by at most ``reset`` seconds is out of order (a
+    late or replayed message); a bigger jump back is a clock reset (simulation or bag restart)
+    and is accepted, so the node never locks itself out.  A zero stamp (a simulator at t = 0,
+    drivers without a clock) is accepted; :meth:`check` reports it once through ``zero_note``.
+    """
+
+    def __init__(self, reset=1.0):
+        """Accept any first stamp."""
+        self.reset = reset
+        self.last = None
+        self.zero_note = None
+        self._zero_noted = False
+
+    def check(self, sec, nanosec):
+        """Return (error or None, stamp in seconds); :meth:`accept` it once the input is kept."""
+        stamp = sec + 1e-9 * nanosec
+        self.zero_note = None
+        if sec < 0:
+            return f'negative stamp {stamp:.9f}', stamp
+        last = self.last
+        if last is not None and stamp < last and last - stamp <= self.reset:
+            return (f'stamp {stamp:.9f} is older than the last accepted {last:.9f} (out of '
+                    'order)'), stamp
+        if stamp == 0.0 and not self._zero_noted:
+            self._zero_noted = True
+            self.zero_note = 'zero stamp: efforts carry stamp 0 (is the publisher stamping?)'
+        return None, stamp
+
+    def accept(self, stamp):
+        """Remember the stamp of an accepted input."""
+        self.last = stamp

@@ -6,6 +6,14 @@ that the node's on-set-parameters callback returns to the caller.
 
 Per-joint arrays (``kp``, ``kd``, ``max_effort``) hold either one value for every joint or one
 value per model joint, in model joint order (the order of ``name`` in ``~/joint_efforts``).
+
+Joint friction and rotor inertia (``friction_viscous``, ``friction_coulomb``, ``armature``):
+ROS parameters cannot be maps, so a name -> value map is given as the parallel arrays
+``friction_joints`` (names) and the coefficient arrays (one value per name, or one for all the
+named joints).  Without ``friction_joints`` the arrays hold one value for all the
+``command_joints`` (default: all model joints) or one value per command joint, in that order;
+joints outside that list get 0.  :func:`joint_coefficients` turns them into the maps the core's
+``RobotModel.from_urdf_string`` takes.
 """
 
 from dataclasses import dataclass
@@ -17,7 +25,10 @@ from rnea_ros import monitor_params
 MODES = ('inverse_dynamics', 'gravity_compensation', 'gravity_coriolis', 'computed_torque')
 
 # Parameters whose change rebuilds the model (from the current description).
-MODEL_PARAMETERS = ('robot_description', 'urdf_file', 'floating_base')
+MODEL_PARAMETERS = ('robot_description', 'urdf_file', 'floating_base', 'friction_joints',
+                    'friction_viscous', 'friction_coulomb', 'armature', 'use_urdf_friction')
+# Friction and armature coefficients: maps by joint name built by joint_coefficients().
+COEFFICIENT_PARAMETERS = ('friction_viscous', 'friction_coulomb', 'armature')
 # Per-joint arrays: one value for all joints or one per model joint.
 PER_JOINT_PARAMETERS = ('kp', 'kd', 'max_effort')
 
@@ -68,6 +79,10 @@ PARAMETERS = (
     ParamSpec('publish_reaction_wrenches', 'bool', True,
               'Publish ~/reaction_wrenches/<joint> (one WrenchStamped per joint; computed and '
               'sent only while a topic has subscribers).'),
+    ParamSpec('reaction_wrenches_rate', 'double', 0.0,
+              'Highest rate in Hz at which ~/reaction_wrenches/<joint> are computed and sent. '
+              '0: every cycle. Each topic costs a Python publish per cycle: at 1 kHz on a '
+              '30-joint robot use e.g. 100.', low=0.0, high=10000.0),
     ParamSpec('command_topic', 'string', '',
               'Topic for std_msgs/Float64MultiArray effort commands (the format of ros2_control '
               'forward_command_controller), e.g. /effort_controller/commands. Empty: no '
@@ -92,6 +107,34 @@ PARAMETERS = (
               'Send one zero command when joint states go stale or the node shuts down '
               '(otherwise command output just stops and the controller keeps its last '
               'command).'),
+    ParamSpec('friction_joints', 'string_array', None,
+              'Joints the friction_viscous / friction_coulomb / armature arrays name, in their '
+              'order (a name -> value map as parallel arrays). Not set: the arrays follow '
+              'command_joints (default: all model joints, model order).',
+              constraints='names of model joints, no duplicates'),
+    ParamSpec('friction_viscous', 'double_array', None,
+              'Viscous friction Fv per joint in N m s/rad or N s/m: tau += Fv qd (one value for '
+              'all joints, or one per friction_joints / command_joints entry). Not set: 0, or '
+              'the URDF damping with use_urdf_friction.', low=0.0, high=1e9),
+    ParamSpec('friction_coulomb', 'double_array', None,
+              'Coulomb friction Fs per joint in N m or N: tau += Fs sign(qd), sign linear inside '
+              '|qd| < 0.01 rad/s (one value for all joints, or one per friction_joints / '
+              'command_joints entry). Not set: 0, or the URDF friction with use_urdf_friction.',
+              low=0.0, high=1e9),
+    ParamSpec('armature', 'double_array', None,
+              'Rotor inertia (reflected motor inertia) Ia per joint in kg m^2 or kg: tau += Ia '
+              'qdd (one value for all joints, or one per friction_joints / command_joints '
+              'entry). Not set: 0.', low=0.0, high=1e9),
+    ParamSpec('use_urdf_friction', 'bool', False,
+              "Take Fv and Fs from each joint's URDF <dynamics damping friction> (explicit "
+              'friction_viscous / friction_coulomb values win). Off by default: URDF values are '
+              'often tuned for a simulator.'),
+    ParamSpec('base_acceleration', 'double_array', [0.0] * 6,
+              'Acceleration of a moving fixed base (ship, mobile platform) [ax, ay, az, '
+              'alpha_x, alpha_y, alpha_z] in m/s^2 and rad/s^2, world (= root link) frame; '
+              'gravity still applies. The ~/base_acceleration topic (AccelStamped) overrides it '
+              'while its last message is younger than desired_timeout. Fixed-base models only.',
+              low=-1e4, high=1e4, constraints='exactly 6 finite values'),
     ParamSpec('kp', 'double_array', [400.0],
               'computed_torque position gain per joint in 1/s^2 (one value for all joints or '
               'one per model joint).', low=0.0, high=1e7),
@@ -126,6 +169,11 @@ def _check_double_array(spec, value):
             return f'{spec.name}: every element ' + error.split(' ', 1)[1]
     if spec.name == 'gravity' and len(value) != 3:
         return f'gravity must have exactly 3 values [x, y, z], got {len(value)}'
+    if spec.name == 'base_acceleration' and len(value) != 6:
+        return ('base_acceleration must have exactly 6 values [linear xyz, angular xyz], got '
+                f'{len(value)}')
+    if spec.name in COEFFICIENT_PARAMETERS and not value:
+        return f'{spec.name} must have at least one value (leave it unset for none)'
     return None
 
 
@@ -189,3 +237,37 @@ def per_joint(values, n, fill):
     if len(values) != n:
         raise ValueError(f'expected 1 or {n} values, got {len(values)}')
     return np.array(values, dtype=float)
+
+
+def joint_coefficients(cfg, joint_names):
+    """Return {option: {joint: value}} for the model's friction and armature parameters.
+
+    ``cfg`` holds the node parameters, ``joint_names`` the model's moving joints.  Raise
+    ValueError with the reason when the arrays do not fit the names they refer to.
+    """
+    names = cfg.get('friction_joints')
+    what = 'friction_joints'
+    if not names:
+        names = cfg.get('command_joints') or list(joint_names)
+        what = 'command_joints' if cfg.get('command_joints') else 'model joints'
+    error = check_joint_names(what, names, joint_names)
+    if error:
+        raise ValueError(error)
+    options = {}
+    for name in COEFFICIENT_PARAMETERS:
+        values = cfg.get(name)
+        if not values:
+            continue
+        if len(values) not in (1, len(names)):
+            raise ValueError(f'{name} has {len(values)} values; give 1 (all joints) or '
+                             f'{len(names)}, one per {what} entry in this order: {list(names)}')
+        options[name] = dict(zip(names, per_joint(values, len(names), 0.0).tolist()))
+    return options
+
+
+def needs_rebuild(changes, cfg):
+    """Return whether parameter ``changes`` (merged into ``cfg``) require a new model."""
+    if any(name in changes for name in MODEL_PARAMETERS):
+        return True
+    positional = not cfg.get('friction_joints') and any(cfg.get(n) for n in COEFFICIENT_PARAMETERS)
+    return 'command_joints' in changes and positional
