@@ -26,9 +26,9 @@ import numba
 import numpy as np
 
 from rnea_ros import kernels
-from rnea_ros.joints import FREE_FLYER, jcalc, NQ, NV
+from rnea_ros.joints import jcalc, NQ, NV
 from rnea_ros.model import AXIS, H, I_O, IQ, IV, KIND, MASS, P_T, PARENT, R_T
-from rnea_ros.spatial import crf, crm, mcI, plucker
+from rnea_ros.spatial import crf, crm, mcI, plucker, plucker_parts
 
 _STATE_NAMES = {kernels.STATUS_BAD_Q: 'q', kernels.STATUS_BAD_QD: 'qd',
                 kernels.STATUS_BAD_QDD: 'qdd'}
@@ -273,25 +273,27 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, base_accelerat
     return tau
 
 
+def _friction(model, v):
+    """Return Fs sign(v) + Fv v for joint velocities v (any leading shape), seed 004 eq. 31."""
+    return (model.friction_coulomb * np.clip(v / model.coulomb_band, -1.0, 1.0)
+            + model.friction_viscous * v)
+
+
 def joint_friction(model, qd):
     """Return the friction efforts Fs sign(qd) + Fv qd per velocity coordinate (seed 004 eq. 31).
 
     sign(qd) is replaced by qd / band inside |qd| < model.coulomb_band (no chatter at rest).
     """
     off = model.nv - model.njoints
-    v = qd[off:]
     out = np.zeros(model.nv)
-    out[off:] = (model.friction_coulomb * np.clip(v / model.coulomb_band, -1.0, 1.0)
-                 + model.friction_viscous * v)
+    out[off:] = _friction(model, qd[off:])
     return out
 
 
 def _add_joint_terms(model, tau, qd, qdd):
     """Add friction and rotor inertia to rigid-body efforts, in place (tau may be 2-D)."""
     off = model.nv - model.njoints
-    v, a = qd[..., off:], qdd[..., off:]
-    tau[..., off:] += (model.friction_coulomb * np.clip(v / model.coulomb_band, -1.0, 1.0)
-                       + model.friction_viscous * v + model.armature * a)
+    tau[..., off:] += _friction(model, qd[..., off:]) + model.armature * qdd[..., off:]
 
 
 def reaction_wrenches(model, q, qd, qdd, f_ext=None, gravity=None, base_acceleration=None,
@@ -344,8 +346,7 @@ def coriolis_torques(model, q, qd, ws=None):
 
 
 __all__ = ['inverse_dynamics', 'inverse_dynamics_batch', 'reaction_wrenches',
-           'gravity_torques', 'bias_forces', 'coriolis_torques', 'external_wrenches', 'rnea',
-           'FREE_FLYER']
+           'gravity_torques', 'bias_forces', 'coriolis_torques', 'external_wrenches', 'rnea']
 
 
 def link_pose(model, q, link):
@@ -363,8 +364,7 @@ def link_pose(model, q, link):
     for b in reversed(chain):
         X = jcalc(model.ints[b, KIND], model.reals[b, AXIS:AXIS + 3],
                   joint_state(model, b, q, NQ))[0] @ placement(model, b)
-        E = X[3:, 3:]                       # b_R_parent
-        Er = -E.T @ X[:3, 3:]               # [r], r = origin of b in the parent frame
-        p = p + R @ np.array([Er[2, 1], Er[0, 2], Er[1, 0]])
+        E, r = plucker_parts(X)             # b_R_parent, origin of b in the parent frame
+        p = p + R @ r
         R = R @ E.T
     return R @ R_bl, p + R @ p_bl

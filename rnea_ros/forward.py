@@ -111,12 +111,10 @@ def aba(model, q, qd, tau, f_ext=None, gravity=(0.0, 0.0, -9.81)):
 
 
 def _singular_message(model, body):
-    kind = model.ints[body, KIND]
     if model.floating_base and body == 0:
         what = 'the floating base'
     else:
         what = f"joint '{model.joint_names[model.ints[body, IV] - model.nv + model.njoints]}'"
-    del kind
     return (f'the mass matrix is singular at {what}: the subtree it moves has no mass or '
             'inertia along its axis (add inertia or armature)')
 

@@ -74,11 +74,16 @@ def plucker(E, r):
     return X
 
 
-def plucker_inverse(X):
-    """Return A_X_B given B_X_A (exact, without a general matrix inverse)."""
+def plucker_parts(X):
+    """Return (E, r) of a motion transform X = plucker(E, r)."""
     E = X[3:, 3:]
     Er = -E.T @ X[:3, 3:]           # = [r]
-    r = np.array([Er[2, 1], Er[0, 2], Er[1, 0]])
+    return E, np.array([Er[2, 1], Er[0, 2], Er[1, 0]])
+
+
+def plucker_inverse(X):
+    """Return A_X_B given B_X_A (exact, without a general matrix inverse)."""
+    E, r = plucker_parts(X)
     return plucker(E.T, -E @ r)
 
 
