@@ -78,13 +78,14 @@ class ModelMonitor:
 
     # -- the cycle ---------------------------------------------------------------------------
 
-    def cycle(self, rt, stamp, f_ext, gravity, thresholds):
+    def cycle(self, rt, stamp, f_ext, gravity, thresholds, base_acceleration=None):
         """Publish the residual (and contact) for the state just computed, if efforts came."""
         measured, self._measured = self._measured, None
         if measured is None:
             return
         from rnea_ros.dynamics import inverse_dynamics
-        tau = inverse_dynamics(rt.model, rt.q, rt.qd, rt.qdd, f_ext, gravity, ws=rt.ws)
+        tau = inverse_dynamics(rt.model, rt.q, rt.qd, rt.qdd, f_ext, gravity,
+                               base_acceleration=base_acceleration, ws=rt.ws)
         residual = measured - tau[rt.offset_v:]
         if not np.all(np.isfinite(residual)):
             return

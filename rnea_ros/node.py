@@ -4,10 +4,13 @@ Inputs: the robot description (``robot_description`` topic, transient local, or 
 ``robot_description`` / ``urdf_file`` parameters), ``joint_states``, ``~/desired_accelerations``
 (JointTrajectory), ``~/desired_accelerations_array`` (Float64MultiArray, model joint order),
 ``~/reference`` (JointTrajectory, computed_torque mode), ``~/external_wrenches``
-(WrenchStamped, frame_id = link) and ``~/base_acceleration`` (AccelStamped, world frame: the
-acceleration of a moving fixed base).  Outputs: ``~/joint_efforts`` (JointState stamped with the
-input stamp), ``~/reaction_wrenches/<joint>``, optional commands on ``command_topic``
-(Float64MultiArray for ros2_control's forward_command_controller) and ``/diagnostics``.
+(WrenchStamped, frame_id = link), ``~/base_acceleration`` (AccelStamped, world frame: the
+acceleration of a moving fixed base) and, with ``use_imu``, ``~/imu`` (sensor_msgs/Imu on a link
+fixed to the root: the base acceleration, tilt against gravity included; a fresh topic message
+wins over the IMU, a fresh IMU over the ``base_acceleration`` parameter; the base velocity is
+taken as zero).  Outputs: ``~/joint_efforts`` (JointState stamped with the input stamp),
+``~/reaction_wrenches/<joint>``, optional commands on ``command_topic`` (Float64MultiArray for
+ros2_control's forward_command_controller) and ``/diagnostics``.
 Service ``~/enable`` (std_srvs/SetBool) switches command output.
 
 The node is a thin shell: input bookkeeping and validation live in :mod:`rnea_ros.node_io`, the
@@ -30,13 +33,13 @@ from rclpy.exceptions import ParameterException, ParameterUninitializedException
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
 from rnea_ros import node_checks, node_io, node_params
 from rnea_ros.monitor_params import attach_payload
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
@@ -126,6 +129,9 @@ class ModelRuntime:
         self.base_acceleration = node_io.BaseAccelerationInput(
             model.root_link, cfg['base_acceleration'], cfg['desired_timeout'],
             model.floating_base)
+        self.base_acceleration.set_imu(cfg['use_imu'], model.link_body,
+                                       cfg['imu_angular_acceleration_filter'],
+                                       cfg['desired_timeout'])
         self.base_msg = WrenchStamped()
         self.base_msg.header.frame_id = model.root_link
         # Compile (numba) and check the model once, off the hot path.
@@ -136,6 +142,9 @@ class ModelRuntime:
         """Rebuild the settings from new parameters, keeping the ramp state."""
         settings = node_io.NodeSettings(self.model.joint_names, self.model.effort_limits, cfg)
         self.base_acceleration.set_default(cfg['base_acceleration'])
+        self.base_acceleration.set_imu(cfg['use_imu'], self.model.link_body,
+                                       cfg['imu_angular_acceleration_filter'],
+                                       cfg['desired_timeout'])
         settings.limiter.ramp_start = self.settings.limiter.ramp_start
         self.settings = settings
         self.accelerations.timeout = cfg['desired_timeout']
@@ -253,6 +262,8 @@ class RneaNode(Node):
                                  INPUT_DEPTH)
         self.create_subscription(AccelStamped, '~/base_acceleration', self._on_base_acceleration,
                                  INPUT_DEPTH)
+        self._imu_sub = None
+        self._set_imu_subscription(self._cfg['use_imu'])
         self.create_service(SetBool, '~/enable', self._on_enable)
         self._set_command_topic(self._cfg['command_topic'])
         self._set_rate(self._cfg['rate'])
@@ -267,6 +278,14 @@ class RneaNode(Node):
             self._cmd_pub = None
         if topic:
             self._cmd_pub = self.create_publisher(Float64MultiArray, topic, INPUT_DEPTH)
+
+    def _set_imu_subscription(self, enabled):
+        if enabled and self._imu_sub is None:     # best effort: matches any IMU driver
+            self._imu_sub = self.create_subscription(Imu, '~/imu', self._on_imu,
+                                                     qos_profile_sensor_data)
+        elif not enabled and self._imu_sub is not None:
+            self.destroy_subscription(self._imu_sub)
+            self._imu_sub = None
 
     def _set_rate(self, rate):
         if self._rate_timer is not None:
@@ -393,6 +412,8 @@ class RneaNode(Node):
             self._set_command_topic(cfg['command_topic'])
         if 'rate' in changes:
             self._set_rate(cfg['rate'])
+        if 'use_imu' in changes:
+            self._set_imu_subscription(cfg['use_imu'])
         if 'joint_state_timeout' in changes:
             self._set_watchdog(cfg['joint_state_timeout'])
         if 'enabled' in changes and not cfg['enabled']:
@@ -509,6 +530,17 @@ class RneaNode(Node):
             if error:
                 self._reject('base_acceleration', error)
 
+    def _on_imu(self, msg):
+        imu = self._rt.base_acceleration.imu if self._rt is not None else None
+        if imu is not None:
+            w, a, stamp = msg.angular_velocity, msg.linear_acceleration, msg.header.stamp
+            error = imu.update(msg.header.frame_id, (w.x, w.y, w.z), (a.x, a.y, a.z),
+                               msg.angular_velocity_covariance[0],
+                               msg.linear_acceleration_covariance[0],
+                               stamp.sec + 1e-9 * stamp.nanosec, time.monotonic())
+            if error:
+                self._reject('imu', error)
+
     # -- the cycle -------------------------------------------------------------------------
 
     def _accelerations(self, rt, now):
@@ -532,16 +564,16 @@ class RneaNode(Node):
         settings = rt.settings
         qd = self._accelerations(rt, now)
         f_ext = rt.wrenches.f_ext
-        base = rt.base_acceleration.current(now)
+        gravity, base = rt.base_acceleration.select(now, settings.gravity)
         try:
-            tau = inverse_dynamics(rt.model, rt.q, qd, rt.qdd, f_ext, settings.gravity,
+            tau = inverse_dynamics(rt.model, rt.q, qd, rt.qdd, f_ext, gravity,
                                    base_acceleration=base, ws=rt.ws)
             wrenches = None
             if settings.publish_reaction_wrenches and rt.wrench_rows and \
                     now >= self._next_wrenches:
                 self._next_wrenches = now + settings.wrench_period
-                wrenches = reaction_wrenches(rt.model, rt.q, qd, rt.qdd, f_ext,
-                                             settings.gravity, base_acceleration=base, ws=rt.ws)
+                wrenches = reaction_wrenches(rt.model, rt.q, qd, rt.qdd, f_ext, gravity,
+                                             base_acceleration=base, ws=rt.ws)
         except ValueError as exc:       # inputs are validated: a guard, not a code path
             self._reject('computation', str(exc))
             return
@@ -551,8 +583,8 @@ class RneaNode(Node):
             return
         clamped = settings.limiter.clamp(tau[rt.offset_v:], rt.effort.view)
         self._publish_efforts(rt, qd)
-        self._monitor.cycle(rt, self._stamp, f_ext, settings.gravity,
-                            self._cfg['contact_thresholds'])
+        self._monitor.cycle(rt, self._stamp, f_ext, gravity, self._cfg['contact_thresholds'],
+                            base)
         if wrenches is not None:
             self._publish_wrenches(rt, wrenches)
         if rt.offset_v:
@@ -639,6 +671,7 @@ class RneaNode(Node):
             'commanding': str(self._commanding and not self._stale),
             'enabled': str(self._cfg['enabled']),
             'ramp_scale': f'{rt.settings.limiter.scale(now):.3f}' if rt is not None else '',
+            'base_acceleration_source': self._base_source(rt, now),
             'ignored_joint_names': ', '.join(sorted(rt.joints.unknown)) if rt else '',
             'last_error': self._last_error,
         }
@@ -649,6 +682,14 @@ class RneaNode(Node):
         msg = DiagnosticArray(status=[status])
         msg.header.stamp = self.get_clock().now().to_msg()
         self._diag_pub.publish(msg)
+
+    @staticmethod
+    def _base_source(rt, now):
+        """Return where the base acceleration comes from now: topic, imu, parameter or none."""
+        if rt is None:
+            return 'none'
+        rt.base_acceleration.select(now, rt.settings.gravity)
+        return rt.base_acceleration.source
 
     def _stale_inputs(self, now):
         rt = self._rt
@@ -661,6 +702,9 @@ class RneaNode(Node):
         if rt.settings.mode == 'computed_torque' and now - rt.reference.stamp > \
                 rt.reference.timeout:
             stale.append('reference')
+        imu = rt.base_acceleration.imu
+        if imu is not None and not imu.fresh(now):
+            stale.append('imu')
         return stale
 
 

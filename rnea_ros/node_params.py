@@ -135,6 +135,20 @@ PARAMETERS = (
               'gravity still applies. The ~/base_acceleration topic (AccelStamped) overrides it '
               'while its last message is younger than desired_timeout. Fixed-base models only.',
               low=-1e4, high=1e4, constraints='exactly 6 finite values'),
+    ParamSpec('use_imu', 'bool', False,
+              'Take the acceleration of a moving fixed base from an IMU on ~/imu '
+              '(sensor_msgs/Imu, sensor-data QoS) rigidly attached to the root link (frame_id = '
+              'a link merged into the root by fixed joints; empty = root link). Its '
+              'accelerometer gives a_base - g including the tilt against gravity, so the '
+              'gravity parameter is not applied while the IMU is used. Priority: a fresh '
+              '~/base_acceleration message, then the IMU while its last message is younger '
+              'than desired_timeout, then the base_acceleration parameter with gravity. '
+              'Fixed-base models only.'),
+    ParamSpec('imu_angular_acceleration_filter', 'double', 0.05,
+              'Time constant in s of the first-order low-pass filter on the angular '
+              'acceleration of the base, differentiated from the IMU gyro between consecutive '
+              'messages (header stamps). 0: angular acceleration taken as 0 (the gyro still '
+              'moves the reading to the root origin: - w x (w x r)).', low=0.0, high=100.0),
     ParamSpec('kp', 'double_array', [400.0],
               'computed_torque position gain per joint in 1/s^2 (one value for all joints or '
               'one per model joint).', low=0.0, high=1e7),

@@ -1,4 +1,4 @@
-"""Node options of issue 6 through real rclpy: friction, armature and a moving base.
+"""Node options of issue 6 through real rclpy: friction, armature and a moving base (or IMU).
 
 Each test starts the node with the options, publishes joint states and compares the published
 efforts with the dynamics core called with the same options.
@@ -6,12 +6,16 @@ efforts with the dynamics core called with the same options.
 
 import math
 import re
+import time
 
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import AccelStamped
 import numpy as np
 import pytest
 from rclpy.parameter import Parameter
 from rnea_ros import inverse_dynamics, RobotModel
+from rnea_ros.spatial import rpy_to_matrix
+from sensor_msgs.msg import Imu
 import test_node
 from test_node import _array, _state, ARM, PANDA
 
@@ -27,6 +31,17 @@ def _accel(values, frame_id=''):
     msg.header.frame_id = frame_id
     lin, ang = msg.accel.linear, msg.accel.angular
     lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = [float(v) for v in values]
+    return msg
+
+
+def _imu(frame_id, gyro, accel, step, accel_cov=0.0):
+    msg = Imu()
+    msg.header.frame_id = frame_id
+    msg.header.stamp = Time(sec=50, nanosec=10_000_000 * step)
+    w, a = msg.angular_velocity, msg.linear_acceleration
+    w.x, w.y, w.z = [float(v) for v in gyro]
+    a.x, a.y, a.z = [float(v) for v in accel]
+    msg.linear_acceleration_covariance[0] = accel_cov
     return msg
 
 
@@ -144,7 +159,68 @@ def test_base_acceleration_is_refused_for_a_floating_base(make):
     result = h.node.set_parameters([Parameter('base_acceleration',
                                               value=[1.0, 0.0, 0.0, 0.0, 0.0, 0.0])])[0]
     assert not result.successful and 'fixed-base' in result.reason
+    result = h.node.set_parameters([Parameter('use_imu', value=True)])[0]
+    assert not result.successful and 'fixed-base' in result.reason
     assert ARM[0] in h.node._rt.model.joint_names
+
+
+def test_a_tilted_imu_at_rest_rotates_gravity_and_bad_imu_messages_are_rejected(make, panda):
+    with open(PANDA, encoding='utf-8') as f:          # an IMU on a bracket fixed to the base
+        xml = f.read().replace('</robot>', """
+  <link name="imu_bracket"/><link name="imu_link"/>
+  <joint name="bracket_joint" type="fixed"><parent link="panda_link0"/>
+    <child link="imu_bracket"/><origin xyz="-0.1 0.05 0.02" rpy="0 0 1.2"/></joint>
+  <joint name="imu_joint" type="fixed"><parent link="imu_bracket"/><child link="imu_link"/>
+    <origin xyz="0.02 0 0.01" rpy="3.14159 0.2 0"/></joint>
+</robot>""")
+    h = make(urdf_file='', robot_description=xml, mode='gravity_compensation', use_imu=True,
+             desired_timeout=5.0, clamp_efforts=False)
+    h.pubs['imu'] = h.peer.create_publisher(Imu, '/rnea/imu', 10)
+    h.pubs['base'] = h.peer.create_publisher(AccelStamped, '/rnea/base_acceleration', 10)
+    h.wait_connected()
+    R = h.node._rt.model.link_body['imu_link'][1]
+    q, _, _ = _state(panda, seed=27)
+    plain = inverse_dynamics(panda, q, ZERO, ZERO)
+    h.publish('imu', _imu('imu_link', (0, 0, 0), R.T @ [0.0, 0.0, 9.81], 1))     # level
+    np.testing.assert_allclose(h.joint_state(panda.joint_names, q).effort, plain,
+                               rtol=1e-12, atol=1e-12)
+    g_root = rpy_to_matrix((0.3, -0.2, 0.0)).T @ [0.0, 0.0, -9.81]    # the ship rolls, pitches
+    h.publish('imu', _imu('imu_link', (0, 0, 0), R.T @ -g_root, 2))
+    tilted = inverse_dynamics(panda, q, ZERO, ZERO, gravity=g_root)
+    np.testing.assert_allclose(h.joint_state(panda.joint_names, q).effort, tilted,
+                               rtol=1e-12, atol=1e-12)
+    assert not np.allclose(tilted, plain, atol=1e-2)
+    rejected = h.node._stats.total_rejected
+    bad = [(_imu('panda_link3', (0, 0, 0), (0, 0, 9.81), 3), 'moved by the robot'),
+           (_imu('camera', (0, 0, 0), (0, 0, 9.81), 4), "'camera' is not a link"),
+           (_imu('', (0, 0, 0), (0, math.nan, 9.81), 5), 'NaN'),
+           (_imu('', (math.inf, 0, 0), (0, 0, 9.81), 6), 'NaN or Inf'),
+           (_imu('', (0, 0, 0), (0, 0, 9.81), 7, accel_cov=-1.0), 'REP 145')]
+    for msg, reason in bad:
+        h.publish('imu', msg)
+        assert 'imu rejected' in h.node._last_error and reason in h.node._last_error
+        out = h.joint_state(panda.joint_names, q)                      # still running
+        np.testing.assert_allclose(out.effort, tilted, rtol=1e-12, atol=1e-12)
+    assert h.node._stats.total_rejected == rejected + len(bad)
+    h.node._publish_diagnostics()
+    h.spin_until(lambda: h.diagnostics)
+    values = {kv.key: kv.value for kv in h.diagnostics[-1].status[0].values}
+    assert values['base_acceleration_source'] == 'imu' and 'imu' not in values['stale_inputs']
+    h.publish('base', _accel([0.0] * 6))                              # a fresh topic wins
+    np.testing.assert_allclose(h.joint_state(panda.joint_names, q).effort, plain,
+                               rtol=1e-12, atol=1e-12)
+    ship = [0.5, -0.3, 1.2, 0.1, 0.2, -0.3]                           # stale: the parameter
+    assert h.node.set_parameters_atomically([Parameter('base_acceleration', value=ship),
+                                             Parameter('desired_timeout', value=0.001)]) \
+        .successful
+    h.spin_for(0.01)
+    np.testing.assert_allclose(h.joint_state(panda.joint_names, q).effort,
+                               inverse_dynamics(panda, q, ZERO, ZERO, base_acceleration=ship),
+                               rtol=1e-12, atol=1e-12)
+    assert h.node._base_source(h.node._rt, time.monotonic()) == 'parameter'
+    assert 'imu' in h.node._stale_inputs(time.monotonic())
+    assert h.node.set_parameters([Parameter('use_imu', value=False)])[0].successful
+    assert h.node._imu_sub is None and h.node._rt.base_acceleration.imu is None
 
 
 def test_reaction_wrenches_rate_limits_the_wrench_topics_not_the_efforts(make, panda):
