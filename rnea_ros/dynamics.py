@@ -33,6 +33,8 @@ from rnea_ros.spatial import crf, crm, mcI, plucker, plucker_parts
 _STATE_NAMES = {kernels.STATUS_BAD_Q: 'q', kernels.STATUS_BAD_QD: 'qd',
                 kernels.STATUS_BAD_QDD: 'qdd'}
 _BATCH_BLOCK = 64      # rows per parallel work item of inverse_dynamics_batch
+_empty = np.empty      # module-level names: the per-call fast path looks up less
+_rnea_kernel = kernels.rnea
 _LENGTH_STATUS = {kernels.STATUS_LEN_Q: 'q', kernels.STATUS_LEN_QD: 'qd',
                   kernels.STATUS_LEN_QDD: 'qdd'}
 
@@ -232,14 +234,14 @@ def _prepare(model, ws, f_ext, gravity, base_acceleration):
 def _run_rnea(model, q, qd, qdd, f_ext, gravity, base_acceleration, ws):
     """Run the RNEA kernel into a new tau; the fast path converts nothing (see kernels)."""
     ws = _prepare(model, ws, f_ext, gravity, base_acceleration)
-    tau = np.empty(model.nv)
+    tau = _empty(model.nv)
     try:
-        status = kernels.rnea(model.ints, model.reals, ws.data, q, qd, qdd, tau)
+        status = _rnea_kernel(model.kernel_model, ws.buffer, q, qd, qdd, tau)
     except (TypeError, ValueError):   # not float64 C-contiguous vectors: convert, check, retry
         q = _vector(q, model.nq, 'q', model)
         qd = _vector(qd, model.nv, 'qd', model)
         qdd = _vector(qdd, model.nv, 'qdd', model)
-        status = kernels.rnea(model.ints, model.reals, ws.data, q, qd, qdd, tau)
+        status = _rnea_kernel(model.kernel_model, ws.buffer, q, qd, qdd, tau)
     if status:
         _raise_status(model, status, (q, qd, qdd))
     return tau, ws, qd, qdd
@@ -258,9 +260,9 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, base_accelerat
     if ws is None and f_ext is None and gravity is None and base_acceleration is None:
         ws = model.default_workspace
         if not ws.custom:
-            tau = np.empty(model.nv)
+            tau = _empty(model.nv)
             try:
-                status = kernels.rnea(model.ints, model.reals, ws.data, q, qd, qdd, tau)
+                status = _rnea_kernel(model.kernel_model, ws.buffer, q, qd, qdd, tau)
             except (TypeError, ValueError):   # not float64 C-contiguous vectors
                 status = -1
             if status == 0:
@@ -315,14 +317,18 @@ def inverse_dynamics_batch(model, Q, QD, QDD, gravity=None, base_acceleration=No
     QD = _matrix(QD, model.nv, 'QD', model, rows=Q.shape[0])
     QDD = _matrix(QDD, model.nv, 'QDD', model, rows=Q.shape[0])
     TAU = np.empty((Q.shape[0], model.nv))
+    buffers = np.empty((numba.config.NUMBA_NUM_THREADS, ws.buffer.shape[0]))
+    buffers[:] = ws.buffer                         # one per thread, same f_ext and a_0
+    status = np.empty(((Q.shape[0] + _BATCH_BLOCK - 1) // _BATCH_BLOCK, 2), dtype=np.int64)
     previous = numba.set_parallel_chunksize(1)     # dynamic schedule over row blocks
     try:
-        status, row = kernels.rnea_batch(model.ints, model.reals, ws.data, Q, QD, QDD, TAU,
-                                         _BATCH_BLOCK)
+        kernels.rnea_batch(model.kernel_model, buffers, Q, QD, QDD, TAU, status, _BATCH_BLOCK)
     finally:
         numba.set_parallel_chunksize(previous)
-    if status:
-        _raise_status(model, status, (Q[row], QD[row], QDD[row]), row=row)
+    bad = np.flatnonzero(status[:, 0])
+    if bad.size:
+        code, row = status[bad[0]]
+        _raise_status(model, int(code), (Q[row], QD[row], QDD[row]), row=int(row))
     if model.has_joint_terms:
         _add_joint_terms(model, TAU, QD, QDD)
     return TAU

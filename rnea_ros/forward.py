@@ -20,6 +20,9 @@ from rnea_ros.joints import jcalc, NQ
 from rnea_ros.model import AXIS, IV, KIND, PARENT
 from rnea_ros.spatial import crf, crm
 
+_empty = np.empty      # module-level names: the per-call fast path looks up less
+_aba_kernel = kernels.aba
+
 
 def _tree(model, q):
     """Return per body (Xup, S, v-index slice) at q."""
@@ -126,21 +129,30 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, gravity=None, ws=None):
     ``forward_dynamics(q, qd, inverse_dynamics(q, qd, qdd))`` returns qdd.  A singular mass
     matrix (a massless moving subtree without armature) raises ValueError naming the joint.
     """
+    # The common call (float64 arrays, no options, no friction) goes straight to the kernel.
+    if ws is None and f_ext is None and gravity is None and not model.has_joint_terms:
+        ws = model.default_workspace
+        if not ws.custom:
+            qdd = _empty(model.nv)
+            try:
+                status = _aba_kernel(model.kernel_model, ws.buffer, q, qd, tau, qdd)
+            except (TypeError, ValueError):     # not float64 C-contiguous vectors
+                status = -1
+            if status == 0:
+                return qdd
     ws = _prepare(model, ws, f_ext, gravity, None)
-    qdd = np.empty(model.nv)
+    qdd = _empty(model.nv)
     try:
         if model.has_joint_terms:
             raise TypeError             # friction is taken off tau below
-        status = kernels.aba(model.ints, model.reals, ws.data, ws.aba, model.armature_v, q, qd,
-                             tau, qdd)
+        status = _aba_kernel(model.kernel_model, ws.buffer, q, qd, tau, qdd)
     except (TypeError, ValueError):     # not float64 C-contiguous vectors: convert and check
         q = _vector(q, model.nq, 'q', model)
         qd = _vector(qd, model.nv, 'qd', model)
         tau = _vector(tau, model.nv, 'tau', model)
         if model.has_joint_terms:
             tau = tau - joint_friction(model, np.nan_to_num(qd))
-        status = kernels.aba(model.ints, model.reals, ws.data, ws.aba, model.armature_v, q, qd,
-                             tau, qdd)
+        status = _aba_kernel(model.kernel_model, ws.buffer, q, qd, tau, qdd)
     if status >= kernels.STATUS_SINGULAR:
         raise ValueError(_singular_message(model, status - kernels.STATUS_SINGULAR))
     if status:

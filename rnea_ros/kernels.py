@@ -16,13 +16,24 @@ ValueError naming the argument and the joint.
 
 import numba
 from numba import types
+from numba.core import options as numba_options
 import numpy as np
 
 from rnea_ros.joints import FREE_FLYER, REVOLUTE
-from rnea_ros.model import (AXIS, AXIS_CODE, GENERAL_AXIS, H, I_O, IQ, IV, KIND, MASS, P_T,
-                            PARENT, R_T)
+from rnea_ros.model import (ARMATURE, AXIS, AXIS_CODE, GENERAL_AXIS, H, I_O, IQ, IV, KIND, MASS,
+                            NINT, NREAL, P_T, PARENT, R_T)
 
-_OPTS = {'nogil': True, 'cache': True, 'error_model': 'numpy'}
+# Kernels never allocate, so they are compiled without numba's reference-counted runtime (NRT):
+# with it, every array handed to a kernel or a helper costs an atomic increment and decrement,
+# about a third of a small arm's RNEA.  The arrays belong to the Python caller, which holds them
+# for the duration of the call.  ``_nrt`` is numba's own flag (numba.core.options); should a
+# numba release drop it, the kernels compile with the runtime as before, only slower.
+_NO_NRT = {'_nrt': False} if hasattr(numba_options.DefaultOptions, '_nrt') else {}
+# fastmath 'contract' only: fused multiply-adds (each rounds once, so no less exact; 10 % faster),
+# but no other fast-math liberty, so NaN and Inf still behave (the finiteness checks rely on it).
+_OPTS = {'nogil': True, 'cache': True, 'error_model': 'numpy', 'fastmath': {'contract'},
+         **_NO_NRT}
+_INLINE = dict(_OPTS, forceinline=True)   # helpers: LLVM inlines them into their kernel
 
 STATUS_OK = 0
 STATUS_BAD_Q = 1
@@ -33,16 +44,32 @@ STATUS_LEN_Q = 5
 STATUS_LEN_QD = 6
 STATUS_LEN_QDD = 7
 
-# Explicit signatures: the public wrappers call the kernels with the model's read-only arrays and
-# float64 C-contiguous state vectors; anything else raises TypeError (no silent recompilation),
-# which the wrappers answer by converting and checking the inputs.
-_INTS = types.Array(types.int64, 2, 'C', readonly=True)
-_REALS = types.Array(types.float64, 2, 'C', readonly=True)
+# Explicit signatures: the public wrappers call the kernels with the model's ``kernel_model``,
+# a workspace ``buffer`` and float64 C-contiguous state vectors; anything else raises TypeError
+# (no silent recompilation), which the wrappers answer by converting and checking the inputs.
 _VEC = types.Array(types.float64, 1, 'C')
 _MAT = types.Array(types.float64, 2, 'C')
+_STATUS = types.Array(types.int64, 2, 'C')
 
 
-@numba.njit(**_OPTS)
+@numba.njit(**_INLINE)
+def _model_tables(model):
+    """Return the views (ints, reals) of RobotModel.kernel_model: reals, then ints (bit copies)."""
+    nb = model.shape[0] // (NREAL + NINT)
+    reals = model[:nb * NREAL].reshape((nb, NREAL))
+    ints = model[nb * NREAL:].view(np.int64).reshape((nb, NINT))
+    return ints, reals
+
+
+@numba.njit(**_INLINE)
+def _workspace_tables(buffer, nb):
+    """Return the views (ws, wa) of a Workspace.buffer: RNEA rows, then ABA rows."""
+    ws = buffer[:(nb + 1) * 36].reshape((nb + 1, 36))
+    wa = buffer[(nb + 1) * 36:(nb + 1) * 36 + (nb + 2) * 132].reshape((nb + 2, 132))
+    return ws, wa
+
+
+@numba.njit(**_INLINE)
 def _all_finite(x):
     for i in range(x.shape[0]):
         if not np.isfinite(x[i]):
@@ -55,7 +82,7 @@ W_R, W_P, W_V, W_A, W_F, W_X, W_N = 0, 9, 12, 18, 24, 30, 36
 # Row nbodies of ws holds a_0 = a_base - a_g (root frame) in columns 0-5.
 
 
-@numba.njit(**_OPTS)
+@numba.njit(**_INLINE)
 def _joint_placement(ints, reals, q, b, ws):
     """Write R = parent_R_body and p (body origin in parent) of body b into ws[b, 0:12]."""
     kind = ints[b, KIND]
@@ -118,7 +145,7 @@ def _joint_placement(ints, reals, q, b, ws):
                                                       + reals[b, R_T + 3 * r + 2] * uz)
 
 
-@numba.njit(**_OPTS)
+@numba.njit(**_INLINE)
 def _motion_to_body(ws, b, vx, vy, vz, ox, oy, oz, col):
     """ws[b, col:col+6] = X m for body b's transform and the motion m = [v; o] (parent frame)."""
     px, py, pz = ws[b, W_P], ws[b, W_P + 1], ws[b, W_P + 2]
@@ -131,7 +158,7 @@ def _motion_to_body(ws, b, vx, vy, vz, ox, oy, oz, col):
         ws[b, col + 3 + r] = ws[b, r] * ox + ws[b, 3 + r] * oy + ws[b, 6 + r] * oz
 
 
-@numba.njit(**_OPTS)
+@numba.njit(**_INLINE)
 def _inertia_times(reals, b, vx, vy, vz, ox, oy, oz):
     """Return I_b [v; o] for the spatial inertia of body b (about its origin), as 6 scalars."""
     m = reals[b, MASS]
@@ -147,7 +174,7 @@ def _inertia_times(reals, b, vx, vy, vz, ox, oy, oz):
             + hx * vy - hy * vx)
 
 
-@numba.njit(**_OPTS)
+@numba.njit(**_INLINE)
 def _rnea_body_forces(ints, reals, q, qd, qdd, ws):
     """Forward pass of seed 000: body velocities, accelerations and forces f_i in ws."""
     nb = ints.shape[0]
@@ -214,7 +241,7 @@ def _rnea_body_forces(ints, reals, q, qd, qdd, ws):
         ws[b, W_F + 5] = f5 + ox * g4 - oy * g3 + vx * g1 - vy * g0 - ws[b, W_X + 5]
 
 
-@numba.njit(**_OPTS)
+@numba.njit(**_INLINE)
 def _rnea_backward(ints, reals, ws, tau):
     """Backward pass of seed 000: tau_i = S_i^T f_i, f_parent += X^T f_i."""
     for b in range(ints.shape[0] - 1, -1, -1):
@@ -243,7 +270,7 @@ def _rnea_backward(ints, reals, ws, tau):
             ws[lam, W_F + 5] += ws[b, 6] * n0 + ws[b, 7] * n1 + ws[b, 8] * n2 + px * gy - py * gx
 
 
-@numba.njit(**_OPTS)
+@numba.njit(**_INLINE)
 def check_state(ints, q, qd, qdd):
     """Return a status code for the state: wrong lengths, non-finite entries, zero quaternion."""
     nb = ints.shape[0]
@@ -267,9 +294,11 @@ def check_state(ints, q, qd, qdd):
     return STATUS_OK
 
 
-@numba.njit(types.int64(_INTS, _REALS, _MAT, _VEC, _VEC, _VEC, _VEC), **_OPTS)
-def rnea(ints, reals, ws, q, qd, qdd, tau):
+@numba.njit(types.int64(_VEC, _VEC, _VEC, _VEC, _VEC, _VEC), **_OPTS)
+def rnea(model, buffer, q, qd, qdd, tau):
     """Inverse dynamics (seed 000) into tau; f_i (reaction wrenches) stay in ws[:, 24:30]."""
+    ints, reals = _model_tables(model)
+    ws = _workspace_tables(buffer, ints.shape[0])[0]
     status = check_state(ints, q, qd, qdd)
     if status != STATUS_OK:
         return status
@@ -278,35 +307,34 @@ def rnea(ints, reals, ws, q, qd, qdd, tau):
     return STATUS_OK
 
 
-@numba.njit(types.UniTuple(types.int64, 2)(
-    _INTS, _REALS, _MAT, _MAT, _MAT, _MAT, _MAT, types.int64), parallel=True, **_OPTS)
-def rnea_batch(ints, reals, ws, Q, QD, QDD, TAU, block):
+@numba.njit(types.int64(_VEC, _MAT, _MAT, _MAT, _MAT, _MAT, _STATUS, types.int64),
+            parallel=True, **_OPTS)
+def rnea_batch(model, buffers, Q, QD, QDD, TAU, status, block):
     """Inverse dynamics for every row of Q, QD, QDD into TAU, in parallel blocks of rows.
 
-    The caller sets numba's parallel chunk size to 1 so that blocks are handed to the threads
-    one at a time (dynamic schedule): a thread delayed by other load on a shared machine then
-    does not hold up the whole batch.
-    Returns (status, row) of the first invalid row, or (0, -1).
+    ``buffers`` holds one copy of the workspace buffer per thread (numba.get_thread_id()), all
+    with the same f_ext and a_0.  The caller sets numba's parallel chunk size to 1 so that blocks
+    are handed to the threads one at a time (dynamic schedule): a thread delayed by other load on
+    a shared machine then does not hold up the whole batch.  ``status`` has one row per block;
+    row c becomes (status, row) of block c's first invalid row, or (0, -1).  Returns the number
+    of blocks.
     """
+    ints, reals = _model_tables(model)
     n = Q.shape[0]
-    block = max(1, block)
     nblocks = (n + block - 1) // block
-    status = np.zeros(nblocks, dtype=np.int64)
-    bad_row = np.full(nblocks, -1, dtype=np.int64)
     for c in numba.prange(nblocks):
-        wsc = ws.copy()      # each block its own workspace (same f_ext and a_0)
+        ws = _workspace_tables(buffers[numba.get_thread_id()], ints.shape[0])[0]
+        status[c, 0] = STATUS_OK
+        status[c, 1] = -1
         for k in range(c * block, min(n, (c + 1) * block)):
             st = check_state(ints, Q[k], QD[k], QDD[k])
             if st != STATUS_OK:
-                status[c] = st
-                bad_row[c] = k
+                status[c, 0] = st
+                status[c, 1] = k
                 break
-            _rnea_body_forces(ints, reals, Q[k], QD[k], QDD[k], wsc)
-            _rnea_backward(ints, reals, wsc, TAU[k])
-    for c in range(nblocks):
-        if status[c] != STATUS_OK:
-            return status[c], bad_row[c]
-    return STATUS_OK, -1
+            _rnea_body_forces(ints, reals, Q[k], QD[k], QDD[k], ws)
+            _rnea_backward(ints, reals, ws, TAU[k])
+    return nblocks
 
 
 # -- articulated-body algorithm (seed 002, RBDA 7.3) ---------------------------------------------
@@ -318,13 +346,14 @@ STATUS_SINGULAR = 100      # + body index: d_i is not positive (massless subtree
 B_IA, B_PA, B_C, B_U, B_DINV, B_u, B_N = 0, 36, 42, 48, 84, 120, 132
 
 
-@numba.njit(**_OPTS)
-def _congruence_to_parent(ws, b, M, wa, lam, R, rot, T, P):
+@numba.njit(**_INLINE)
+def _congruence_to_parent(ws, b, M, wa, lam, R, rot, T, Y):
     """wa[lam, IA] += X^T M X for the transform X = [[E, -E [p]], [0, E]] of body b.
 
-    With M = [[A, B], [B^T, C]] and A', B', C' = E^T (A, B, C) E (rotated to the parent):
-    X^T M X = [[A', B' - A' P], [P A' + B'^T, C' + P B' - B'^T P - P A' P]], P = [p].
-    R, rot, T, P are scratch arrays (3x3, 3x3x3, 3x3, 3x3).
+    With M = [[A, B], [B^T, C]] symmetric and A', B', C' = E^T (A, B, C) E (rotated to the
+    parent), P = [p], Y = A' P and Z = P B':
+    X^T M X = [[A', B' - Y], [(B' - Y)^T, C' + Z + Z^T - P Y]]  (P^T = -P, A' = A'^T).
+    R, rot, T, Y are scratch arrays (3x3, 3x3x3, 3x3, 3x3).
     """
     for r in range(3):
         for k in range(3):
@@ -333,45 +362,34 @@ def _congruence_to_parent(ws, b, M, wa, lam, R, rot, T, P):
         r0 = 0 if blk < 2 else 3
         c0 = 0 if blk == 0 else 3
         for r in range(3):
-            for k in range(3):
-                s = 0.0
-                for m in range(3):
-                    s += M[r0 + r, c0 + m] * R[k, m]
-                T[r, k] = s                     # T = Mblk R^T
+            for k in range(3):                 # T = Mblk R^T
+                T[r, k] = (M[r0 + r, c0] * R[k, 0] + M[r0 + r, c0 + 1] * R[k, 1]
+                           + M[r0 + r, c0 + 2] * R[k, 2])
         for r in range(3):
             for k in range(3):
-                s = 0.0
-                for m in range(3):
-                    s += R[r, m] * T[m, k]
-                rot[blk, r, k] = s              # R Mblk R^T
+                rot[blk, r, k] = R[r, 0] * T[0, k] + R[r, 1] * T[1, k] + R[r, 2] * T[2, k]
     px, py, pz = ws[b, W_P], ws[b, W_P + 1], ws[b, W_P + 2]
-    P[0, 0], P[0, 1], P[0, 2] = 0.0, -pz, py
-    P[1, 0], P[1, 1], P[1, 2] = pz, 0.0, -px
-    P[2, 0], P[2, 1], P[2, 2] = -py, px, 0.0
-    A = rot[0]
-    B = rot[1]
-    C = rot[2]
+    for r in range(3):                         # Y = A' P: column k of P is p x e_k
+        Y[r, 0] = rot[0, r, 1] * pz - rot[0, r, 2] * py
+        Y[r, 1] = rot[0, r, 2] * px - rot[0, r, 0] * pz
+        Y[r, 2] = rot[0, r, 0] * py - rot[0, r, 1] * px
+    for k in range(3):                         # T = Z = P B', then T - P Y (column k)
+        z0 = py * rot[1, 2, k] - pz * rot[1, 1, k]
+        z1 = pz * rot[1, 0, k] - px * rot[1, 2, k]
+        z2 = px * rot[1, 1, k] - py * rot[1, 0, k]
+        T[0, k] = z0
+        T[1, k] = z1
+        T[2, k] = z2
+        rot[2, 0, k] += z0 - (py * Y[2, k] - pz * Y[1, k])
+        rot[2, 1, k] += z1 - (pz * Y[0, k] - px * Y[2, k])
+        rot[2, 2, k] += z2 - (px * Y[1, k] - py * Y[0, k])
     for r in range(3):
         for k in range(3):
-            ap = 0.0        # (A P)[r, k]
-            pa = 0.0        # (P A)[r, k]
-            pb = 0.0        # (P B)[r, k]
-            btp = 0.0       # (B^T P)[r, k]
-            for m in range(3):
-                ap += A[r, m] * P[m, k]
-                pa += P[r, m] * A[m, k]
-                pb += P[r, m] * B[m, k]
-                btp += B[m, r] * P[m, k]
-            pap = 0.0       # (P A P)[r, k]
-            for m in range(3):
-                s = 0.0
-                for n in range(3):
-                    s += A[m, n] * P[n, k]
-                pap += P[r, m] * s
-            wa[lam, B_IA + 6 * r + k] += A[r, k]
-            wa[lam, B_IA + 6 * r + 3 + k] += B[r, k] - ap
-            wa[lam, B_IA + 6 * (3 + r) + k] += pa + B[k, r]
-            wa[lam, B_IA + 6 * (3 + r) + 3 + k] += C[r, k] + pb - btp - pap
+            top_right = rot[1, r, k] - Y[r, k]
+            wa[lam, B_IA + 6 * r + k] += rot[0, r, k]
+            wa[lam, B_IA + 6 * r + 3 + k] += top_right
+            wa[lam, B_IA + 6 * (3 + k) + r] += top_right
+            wa[lam, B_IA + 6 * (3 + r) + 3 + k] += rot[2, r, k] + T[k, r]
 
 
 @numba.njit(**_OPTS)
@@ -410,13 +428,15 @@ def _cholesky_inverse(D, n, L, out, x):
     return True
 
 
-@numba.njit(types.int64(_INTS, _REALS, _MAT, _MAT, _VEC, _VEC, _VEC, _VEC, _VEC), **_OPTS)
-def aba(ints, reals, ws, wa, armature, q, qd, tau, qdd):
+@numba.njit(types.int64(_VEC, _VEC, _VEC, _VEC, _VEC, _VEC), **_OPTS)
+def aba(model, buffer, q, qd, tau, qdd):
     """Forward dynamics by the articulated-body algorithm into qdd; returns a status code."""
+    ints, reals = _model_tables(model)
+    nb = ints.shape[0]
+    ws, wa = _workspace_tables(buffer, nb)
     status = check_state(ints, q, qd, tau)
     if status != STATUS_OK:
         return status
-    nb = ints.shape[0]
     # Scratch matrices live in the last two rows of wa (no allocation per call).
     Ia = wa[nb, 0:36].reshape((6, 6))
     L = wa[nb, 36:72].reshape((6, 6))
@@ -427,7 +447,7 @@ def aba(ints, reals, ws, wa, armature, q, qd, tau, qdd):
     rot = wa[nb + 1, 36:63].reshape((3, 3, 3))
     R = wa[nb + 1, 63:72].reshape((3, 3))
     T = wa[nb + 1, 72:81].reshape((3, 3))
-    P = wa[nb + 1, 81:90].reshape((3, 3))
+    Y = wa[nb + 1, 81:90].reshape((3, 3))
     # Pass 1 (root to leaves): v_i, c_i = v_i x vJ, IA_i = I_i, pA_i = v_i x* I_i v_i - f_ext.
     for b in range(nb):
         _joint_placement(ints, reals, q, b, ws)
@@ -511,7 +531,7 @@ def aba(ints, reals, ws, wa, armature, q, qd, tau, qdd):
             wa[b, B_U + r] = (wa[b, B_IA + 6 * r + off] * ux + wa[b, B_IA + 6 * r + off + 1] * uy
                               + wa[b, B_IA + 6 * r + off + 2] * uz)
         d = (ux * wa[b, B_U + off] + uy * wa[b, B_U + off + 1] + uz * wa[b, B_U + off + 2]
-             + armature[iv])
+             + reals[b, ARMATURE])
         scale = max(1.0, abs(wa[b, B_IA]) + abs(wa[b, B_IA + 21]) + abs(wa[b, B_IA + 35]))
         if not d > 1e-12 * scale:
             return STATUS_SINGULAR + b
@@ -529,7 +549,7 @@ def aba(ints, reals, ws, wa, armature, q, qd, tau, qdd):
             for k in range(6):
                 s += Ia[r, k] * wa[b, B_C + k]
             pa0[r] = s
-        _congruence_to_parent(ws, b, Ia, wa, lam, R, rot, T, P)
+        _congruence_to_parent(ws, b, Ia, wa, lam, R, rot, T, Y)
         # pA_parent += X^T pa (force to the parent frame, as in RNEA's backward pass)
         px, py, pz = ws[b, W_P], ws[b, W_P + 1], ws[b, W_P + 2]
         gx = ws[b, 0] * pa0[0] + ws[b, 1] * pa0[1] + ws[b, 2] * pa0[2]

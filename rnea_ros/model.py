@@ -25,8 +25,8 @@ import numpy as np
 from rnea_ros import joints as jt
 from rnea_ros.spatial import rpy_to_matrix, skew
 
-# Layout of one row of RobotModel.reals (per body).
-R_T, P_T, AXIS, MASS, H, I_O, NREAL = 0, 9, 12, 15, 16, 19, 28
+# Layout of one row of RobotModel.reals (per body); ARMATURE is the rotor inertia of its joint.
+R_T, P_T, AXIS, MASS, H, I_O, ARMATURE, NREAL = 0, 9, 12, 15, 16, 19, 28, 29
 # Layout of one row of RobotModel.ints (per body).
 PARENT, KIND, IQ, IV, AXIS_CODE, NINT = 0, 1, 2, 3, 4, 5
 GENERAL_AXIS = 6   # AXIS_CODE: 0-2 = +x, +y, +z; 3-5 = -x, -y, -z; 6 = any other axis
@@ -95,21 +95,29 @@ def _axis_code(axis):
     return GENERAL_AXIS
 
 
+def workspace_size(nb):
+    """Return the length of a workspace buffer: RNEA rows (nb+1) x 36, ABA rows (nb+2) x 132."""
+    return (nb + 1) * 36 + (nb + 2) * 132
+
+
 class Workspace:
     """Per-call results of the algorithms (Pinocchio's ``Data``): one per thread of use.
 
-    ``data`` is one (nbodies + 1, 36) array (few kernel arguments make fast calls): per body the
-    transform to its parent R(9) p(3), velocity v(6), acceleration a(6), body force f(6) and
-    external wrench f_ext(6); the last row holds a_0 = a_base - a_g.
+    ``data`` is one (nbodies + 1, 36) array: per body the transform to its parent R(9) p(3),
+    velocity v(6), acceleration a(6), body force f(6) and external wrench f_ext(6); the last row
+    holds a_0 = a_base - a_g.  ``aba`` holds the articulated-body algorithm's per-body results.
+    Both are views into ``buffer``, the one array the kernels take (few arguments, fast calls).
     """
 
     def __init__(self, model):
         """Allocate the arrays for a model; nothing is allocated per call afterwards."""
-        self.nbodies = model.nbodies
-        self.data = np.zeros((model.nbodies + 1, 36))
-        self.fext = self.data[:model.nbodies, 30:36]
-        self.a0 = self.data[model.nbodies, :6]
-        self.aba = np.zeros((model.nbodies + 2, 132))   # articulated-body algorithm + scratch
+        self.nbodies = nb = model.nbodies
+        # One buffer (one kernel argument): the RNEA rows, then the articulated-body rows.
+        self.buffer = np.zeros(workspace_size(nb))
+        self.data = self.buffer[:(nb + 1) * 36].reshape(nb + 1, 36)
+        self.aba = self.buffer[(nb + 1) * 36:].reshape(nb + 2, 132)   # ABA and its scratch rows
+        self.fext = self.data[:nb, 30:36]
+        self.a0 = self.data[nb, :6]
         self.custom = False           # True while f_ext or a_0 differ from the defaults
         self.reset()
 
@@ -271,8 +279,12 @@ class RobotModel:
             reals[b, MASS] = inertia[b][0]
             reals[b, H:H + 3] = inertia[b][1]
             reals[b, I_O:I_O + 9] = inertia[b][2].ravel()
-        self.ints = ints
-        self.reals = reals
+        # The kernels take both tables as one writable float64 array, ``kernel_model``: reals,
+        # then ints stored bit for bit (every array argument costs a numba call about 60 ns, a
+        # read-only one 100 ns).  Users see the two tables as read-only views into it.
+        self.kernel_model = np.concatenate([reals.ravel(), ints.ravel().view(np.float64)])
+        self.reals = self.kernel_model[:reals.size].reshape(reals.shape)
+        self.ints = self.kernel_model[reals.size:].view(np.int64).reshape(ints.shape)
         self.body_links = tuple(body_links)
         self.link_body = link_body
         self.link_names = tuple(link_by_name)
@@ -309,6 +321,9 @@ class RobotModel:
                 arr[joint_index[joint]] = value
         self.friction_viscous, self.friction_coulomb, self.armature = fv, fs, ia
         self.armature_v = np.concatenate([np.zeros(off_v), ia])
+        for b in range(self.nbodies):
+            if self.ints[b, KIND] != jt.FREE_FLYER:
+                self.reals[b, ARMATURE] = self.armature_v[self.ints[b, IV]]
         self.has_joint_terms = bool(fv.any() or fs.any() or ia.any())
         mimic = []
         self.warnings = []
