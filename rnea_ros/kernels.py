@@ -12,6 +12,10 @@ Per-body results live in ``ws`` ((nbodies + 1) x 36): per body R(9) p(3) v(6) a(
 the external wrench f_ext(6) in the body frame; the last row holds a_0 = a_base - a_g.  Kernels
 return a status code instead of raising (STATUS_* below), which the Python wrappers turn into a
 ValueError naming the argument and the joint.
+
+Call cost: a kernel takes few arrays (the model's ``kernel_model``, a workspace ``buffer``, the
+state vectors), because numba's dispatcher spends about 60 ns on each array argument; the model
+and workspace tables are views cut from those two arrays inside the kernel.
 """
 
 import numba
@@ -31,8 +35,9 @@ from rnea_ros.model import (ARMATURE, AXIS, AXIS_CODE, GENERAL_AXIS, H, I_O, IQ,
 _NO_NRT = {'_nrt': False} if hasattr(numba_options.DefaultOptions, '_nrt') else {}
 # fastmath 'contract' only: fused multiply-adds (each rounds once, so no less exact; 10 % faster),
 # but no other fast-math liberty, so NaN and Inf still behave (the finiteness checks rely on it).
-_OPTS = {'nogil': True, 'cache': True, 'error_model': 'numpy', 'fastmath': {'contract'},
-         **_NO_NRT}
+# The per-call kernels keep the GIL: they take about a microsecond, and releasing and taking it
+# back would add 40 ns to each call; the batch kernel releases it.
+_OPTS = {'cache': True, 'error_model': 'numpy', 'fastmath': {'contract'}, **_NO_NRT}
 _INLINE = dict(_OPTS, forceinline=True)   # helpers: LLVM inlines them into their kernel
 
 STATUS_OK = 0
@@ -308,7 +313,7 @@ def rnea(model, buffer, q, qd, qdd, tau):
 
 
 @numba.njit(types.int64(_VEC, _MAT, _MAT, _MAT, _MAT, _MAT, _STATUS, types.int64),
-            parallel=True, **_OPTS)
+            parallel=True, nogil=True, **_OPTS)
 def rnea_batch(model, buffers, Q, QD, QDD, TAU, status, block):
     """Inverse dynamics for every row of Q, QD, QDD into TAU, in parallel blocks of rows.
 

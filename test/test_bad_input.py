@@ -119,3 +119,15 @@ def test_zero_quaternion_is_rejected():
     model = RobotModel.from_urdf_file(urdf_path('panda'), floating_base=True)
     with pytest.raises(ValueError, match='quaternion'):
         inverse_dynamics(model, np.zeros(model.nq), np.zeros(model.nv), np.zeros(model.nv))
+
+
+def test_workspace_of_another_model_is_rejected(panda):
+    from rnea_ros import forward_dynamics
+    from rnea_ros.model import Workspace
+    ur5 = RobotModel.from_urdf_file(urdf_path('ur5'))
+    z = np.zeros(panda.nv)
+    for call in (inverse_dynamics, reaction_wrenches, forward_dynamics):
+        with pytest.raises(ValueError, match='workspace of a model with 6 bodies'):
+            call(panda, z, z, z, ws=Workspace(ur5))
+    with pytest.raises(ValueError, match='Workspace'):
+        inverse_dynamics_batch(panda, z[None], z[None], z[None], ws=Workspace(ur5))
