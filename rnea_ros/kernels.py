@@ -33,12 +33,17 @@ from rnea_ros.model import (ARMATURE, AXIS, AXIS_CODE, GENERAL_AXIS, H, I_O, IQ,
 # for the duration of the call.  ``_nrt`` is numba's own flag (numba.core.options); should a
 # numba release drop it, the kernels compile with the runtime as before, only slower.
 _NO_NRT = {'_nrt': False} if hasattr(numba_options.DefaultOptions, '_nrt') else {}
+if tuple(int(x) for x in numba.__version__.split('.')[:2]) < (0, 57):
+    raise ImportError(f'rnea_ros needs numba >= 0.57 (thread ids and chunk sizes of parallel '
+                      f"loops), found {numba.__version__}: pip install 'numba>=0.57'")
 # fastmath 'contract' only: fused multiply-adds (each rounds once, so no less exact; 10 % faster),
 # but no other fast-math liberty, so NaN and Inf still behave (the finiteness checks rely on it).
 # The per-call kernels keep the GIL: they take about a microsecond, and releasing and taking it
 # back would add 40 ns to each call; the batch kernel releases it.
 _OPTS = {'cache': True, 'error_model': 'numpy', 'fastmath': {'contract'}, **_NO_NRT}
 _INLINE = dict(_OPTS, forceinline=True)   # helpers: LLVM inlines them into their kernel
+if not hasattr(numba_options.DefaultOptions, 'forceinline'):
+    _INLINE = _OPTS                        # LLVM's own inlining heuristics
 
 STATUS_OK = 0
 STATUS_BAD_Q = 1

@@ -94,6 +94,16 @@ def test_batch_names_the_bad_sample(panda):
         inverse_dynamics_batch(panda, Q, np.zeros((4, 9)), np.zeros((5, 9)))
 
 
+def test_batch_over_many_blocks_names_the_first_bad_sample(panda):
+    """Rows run in parallel blocks of 64: the error still names the first bad row."""
+    n = 1000
+    QD = np.zeros((n, panda.nv))
+    QD[900, 2] = np.inf
+    QD[300, 4] = np.nan
+    with pytest.raises(ValueError, match=r'qd\[4\] \(panda_joint5\) is nan \(sample 300\)'):
+        inverse_dynamics_batch(panda, np.zeros((n, panda.nq)), QD, np.zeros((n, panda.nv)))
+
+
 def test_strings_and_matrices_are_rejected(panda):
     with pytest.raises(ValueError, match='q must be a vector'):
         inverse_dynamics(panda, ['a'] * 9, np.zeros(9), np.zeros(9))

@@ -87,6 +87,18 @@ def test_batch_equals_single_calls(model):
                                    rtol=0, atol=1e-12)
 
 
+def test_batch_over_many_parallel_blocks_equals_single_calls(model):
+    """1000 rows: 16 blocks of 64 shared by the threads, each with its own workspace."""
+    rng = np.random.default_rng(9)
+    states = [random_state(model, rng) for _ in range(1000)]
+    Q, QD, QDD = (np.array(x) for x in zip(*states))
+    TAU = inverse_dynamics_batch(model, Q, QD, QDD, gravity=(0.5, 0.0, -9.0))
+    for k in range(0, 1000, 37):
+        np.testing.assert_allclose(
+            TAU[k], inverse_dynamics(model, Q[k], QD[k], QDD[k], gravity=(0.5, 0.0, -9.0)),
+            rtol=0, atol=1e-12)
+
+
 def test_batch_with_gravity_and_single_row(model):
     q, qd, qdd = random_state(model, np.random.default_rng(8))
     TAU = inverse_dynamics_batch(model, q[None], qd[None], qdd[None], gravity=(0, 0, -1.62))
