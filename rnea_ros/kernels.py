@@ -14,7 +14,7 @@ return a status code instead of raising (STATUS_* below), which the Python wrapp
 ValueError naming the argument and the joint.
 
 Call cost: a kernel takes few arrays (the model's ``kernel_model``, a workspace ``buffer``, the
-state vectors), because numba's dispatcher spends about 60 ns on each array argument; the model
+state vectors), because numba's dispatcher spends about 50 ns on each array argument; the model
 and workspace tables are views cut from those two arrays inside the kernel.
 """
 
