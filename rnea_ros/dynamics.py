@@ -27,7 +27,7 @@ import numpy as np
 
 from rnea_ros import kernels
 from rnea_ros.joints import jcalc, NQ, NV
-from rnea_ros.model import AXIS, H, I_O, IQ, IV, KIND, MASS, P_T, PARENT, R_T, workspace_size
+from rnea_ros.model import AXIS, H, I_O, IQ, IV, KIND, MASS, P_T, PARENT, R_T
 from rnea_ros.spatial import crf, crm, mcI, plucker, plucker_parts
 
 _STATE_NAMES = {kernels.STATUS_BAD_Q: 'q', kernels.STATUS_BAD_QD: 'qd',
@@ -216,7 +216,7 @@ def _prepare(model, ws, f_ext, gravity, base_acceleration):
     """Return the workspace with f_ext and a_0 of this call written into it."""
     if ws is None:
         ws = model.default_workspace
-    elif ws.buffer.shape[0] != workspace_size(model.nbodies):
+    elif ws.nbodies != model.nbodies:
         raise ValueError(f'ws is the workspace of a model with {ws.nbodies} bodies, robot '
                          f"'{model.name}' has {model.nbodies}: make one with Workspace(model)")
     if f_ext is None and gravity is None and base_acceleration is None and not ws.custom:

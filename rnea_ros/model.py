@@ -320,10 +320,9 @@ class RobotModel:
                     raise ValueError(f"{what}['{joint}'] must be finite and >= 0, got {value}")
                 arr[joint_index[joint]] = value
         self.friction_viscous, self.friction_coulomb, self.armature = fv, fs, ia
-        self.armature_v = np.concatenate([np.zeros(off_v), ia])
         for b in range(self.nbodies):
             if self.ints[b, KIND] != jt.FREE_FLYER:
-                self.reals[b, ARMATURE] = self.armature_v[self.ints[b, IV]]
+                self.reals[b, ARMATURE] = ia[self.ints[b, IV] - off_v]
         self.has_joint_terms = bool(fv.any() or fs.any() or ia.any())
         mimic = []
         self.warnings = []

@@ -516,8 +516,8 @@ class BaseAccelerationInput:
     [ax, ay, az, alpha_x, alpha_y, alpha_z] in the world (= root link) frame.  A topic message
     (``frame_id`` empty or the root link) wins while it is younger than ``timeout``; then an
     IMU (:attr:`imu`, an :class:`ImuInput` when enabled) while its last message is younger than
-    its timeout; then the parameter value applies again.  :meth:`current` and :meth:`select`
-    return None for zero (the core's fast path).
+    its timeout; then the parameter value applies again.  :meth:`select` returns None for a
+    zero base acceleration (the core's fast path).
     """
 
     def __init__(self, root_link, default, timeout, floating_base=False):
@@ -571,18 +571,12 @@ class BaseAccelerationInput:
         self.stamp = now
         return None
 
-    def current(self, now):
-        """Return the base acceleration to use now (a 6-array) or None when it is zero."""
-        if now - self.stamp <= self.timeout:
-            return self.topic if self.topic.any() else None
-        return self.default
-
     def select(self, now, gravity):
         """Return (gravity, base acceleration) for the core now; note the source in ``source``.
 
         With a fresh IMU the gravity is 0 and the base acceleration is the IMU's a_0 (it holds
-        gravity already); otherwise ``gravity`` and :meth:`current`.  ``source`` is one of
-        'topic', 'imu', 'parameter', 'none'.
+        gravity already); otherwise ``gravity`` and the topic's or the parameter's value.
+        ``source`` is one of 'topic', 'imu', 'parameter', 'none'.
         """
         if now - self.stamp <= self.timeout:
             self.source = 'topic'
