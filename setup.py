@@ -25,11 +25,11 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
-            'rnea-ros = rnea_ros.cli:main',
-            'rnea_node = rnea_ros.node:main',
-            'mujoco_sim = rnea_ros.mujoco_sim:main',
-            'reference_trajectory = rnea_ros.reference_trajectory:main',
-            'add_ros2_control = rnea_ros.ros2_control_urdf:main',
+            'rnea-ros = rnea_ros.analysis.cli:main',
+            'rnea_node = rnea_ros.node.rnea_node:main',
+            'mujoco_sim = rnea_ros.sim.mujoco_sim:main',
+            'reference_trajectory = rnea_ros.sim.reference_trajectory:main',
+            'add_ros2_control = rnea_ros.sim.ros2_control_urdf:main',
         ],
     },
 )

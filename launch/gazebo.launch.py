@@ -5,17 +5,17 @@
         [command_joints:=j1,j2,...] [world:=empty.sdf] [gz_version:=gz|ignition]
 
 Adds a <ros2_control> block (effort command interfaces) and the gz_ros2_control plugin to the
-URDF (rnea_ros.ros2_control_urdf), starts Gazebo (ros_gz_sim), the /clock bridge,
+URDF (rnea_ros.sim.ros2_control_urdf), starts Gazebo (ros_gz_sim), the /clock bridge,
 robot_state_publisher, spawns the robot from /robot_description, then the
 joint_state_broadcaster and effort_controller (effort_controllers/JointGroupEffortController,
 config/gazebo_controllers.yaml) spawners and the rnea node with
-command_topic:=/effort_controller/commands. The logic is in rnea_ros.sim_launch (unit-tested).
+command_topic:=/effort_controller/commands. The logic is in rnea_ros.sim.sim_launch (unit-tested).
 """
 
 from launch import LaunchDescription
 from launch.actions import OpaqueFunction
 
-from rnea_ros.sim_launch import declare, GAZEBO_ARGUMENTS, gazebo_launch_setup
+from rnea_ros.sim.sim_launch import declare, GAZEBO_ARGUMENTS, gazebo_launch_setup
 
 
 def generate_launch_description():

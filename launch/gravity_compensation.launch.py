@@ -11,8 +11,8 @@ then ramped in; efforts clamped; watchdog on joint states.  See that YAML file f
 
 from launch import LaunchDescription
 from launch.actions import OpaqueFunction
-from rnea_ros.launch_helpers import (arguments, declare_arguments,
-                                     GRAVITY_COMPENSATION_DEFAULTS, rnea_launch_setup)
+from rnea_ros.node.launch_helpers import (arguments, declare_arguments,
+                                          GRAVITY_COMPENSATION_DEFAULTS, rnea_launch_setup)
 
 
 def generate_launch_description():

@@ -6,14 +6,14 @@
 Starts mujoco_sim (the robot at a non-trivial pose, 1 kHz, /joint_states + /clock, efforts from
 /effort_controller/commands), the rnea node (command_topic to the simulator) and, in
 computed_torque mode, reference_trajectory (a sinusoid on /rnea/reference). The scenario is
-built by rnea_ros.sim_launch (unit-tested); `python -m rnea_ros.demo` runs the same scenario and
-prints the figures.
+built by rnea_ros.sim.sim_launch (unit-tested); `python -m rnea_ros.sim.demo` runs the same
+scenario and prints the figures.
 """
 
 from launch import LaunchDescription
 from launch.actions import OpaqueFunction
 
-from rnea_ros.sim_launch import declare, MUJOCO_DEMO_ARGUMENTS, mujoco_demo_launch_setup
+from rnea_ros.sim.sim_launch import declare, MUJOCO_DEMO_ARGUMENTS, mujoco_demo_launch_setup
 
 
 def generate_launch_description():

@@ -6,12 +6,12 @@
         [publish_robot_description:=true]
 
 Without urdf_file the node reads the robot_description topic (e.g. from robot_state_publisher).
-The logic lives in rnea_ros.launch_helpers (unit-tested).
+The logic lives in rnea_ros.node.launch_helpers (unit-tested).
 """
 
 from launch import LaunchDescription
 from launch.actions import OpaqueFunction
-from rnea_ros.launch_helpers import arguments, declare_arguments, rnea_launch_setup
+from rnea_ros.node.launch_helpers import arguments, declare_arguments, rnea_launch_setup
 
 
 def generate_launch_description():

@@ -1,6 +1,6 @@
 """rnea-ros analyze: a simulated UR5 with a hidden payload and friction, recorded to rosbag2.
 
-The bag comes from MuJoCo (:mod:`rnea_ros.excitation`): computed torque on the nominal model
+The bag comes from MuJoCo (:mod:`rnea_ros.sim.simulated_bag`): computed torque on the nominal model
 tracking sinusoids, the true robot carrying a payload and joint friction the model lacks.  The
 analysis must find them again from positions, velocities and efforts alone.
 """
@@ -10,8 +10,10 @@ import os
 
 import numpy as np
 import pytest
-from rnea_ros import analysis, cli, excitation
-from rnea_ros.payload import Payload
+from rnea_ros.analysis import analyze as analysis
+from rnea_ros.analysis import cli
+from rnea_ros.core.payload import Payload
+from rnea_ros.sim import simulated_bag as excitation
 
 pytestmark = pytest.mark.skipif(not os.path.isfile(excitation.UR5),
                                 reason='example-robot-data missing')

@@ -133,7 +133,7 @@ def test_zero_quaternion_is_rejected():
 
 def test_workspace_of_another_model_is_rejected(panda):
     from rnea_ros import forward_dynamics
-    from rnea_ros.model import Workspace
+    from rnea_ros.core.model import Workspace
     ur5 = RobotModel.from_urdf_file(urdf_path('ur5'))
     z = np.zeros(panda.nv)
     for call in (inverse_dynamics, reaction_wrenches, forward_dynamics):

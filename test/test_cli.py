@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rnea_ros import gravity_torques, inverse_dynamics, RobotModel
-from rnea_ros.cli import main
+from rnea_ros.analysis.cli import main
 from robots import urdf_path
 
 PANDA = urdf_path('panda')

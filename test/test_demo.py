@@ -5,9 +5,9 @@ import os
 import numpy as np
 import pytest
 
-from rnea_ros import demo_analysis as analysis
-from rnea_ros.demo import format_summary, GRAVITY_TARGET, run_demo, TRACKING_TARGET
-from rnea_ros.trajectories import ReferenceProfile
+from rnea_ros.sim import demo_analysis as analysis
+from rnea_ros.sim.demo import format_summary, GRAVITY_TARGET, run_demo, TRACKING_TARGET
+from rnea_ros.sim.trajectories import ReferenceProfile
 
 
 @pytest.fixture(scope='module')

@@ -11,8 +11,8 @@ import math
 import numpy as np
 import pytest
 from rnea_ros import inverse_dynamics, RobotModel
-from rnea_ros import node_io
-from rnea_ros.spatial import rpy_to_matrix
+from rnea_ros.core.spatial import rpy_to_matrix
+from rnea_ros.node import bookkeeping as node_io
 
 # base_link -> (fixed, rotated and offset) imu_link; base_link -> shoulder -> upper -> elbow.
 URDF = """<robot name="imu_arm">

@@ -7,12 +7,11 @@ import numpy as np
 import pytest
 
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
-from rnea_ros.khalil.mdh import (com_to_khalil, data_path, khalil_to_com, load_mdh,
-                                 load_mdh_csv, load_mdh_yaml, loop_constraints,
-                                 main as mdh_main, make_table, mdh_to_urdf, mdh_transform,
-                                 model_from_mdh)
+from rnea_ros.core.spatial import rotx, rotz
+from rnea_ros.khalil.mdh import (com_to_khalil, data_path, khalil_to_com, load_mdh, load_mdh_csv,
+                                 load_mdh_yaml, loop_constraints, main as mdh_main, make_table,
+                                 mdh_to_urdf, mdh_transform, model_from_mdh)
 from rnea_ros.khalil.newton_euler import KhalilTree, newton_euler as khalil_ne
-from rnea_ros.spatial import rotx, rotz
 
 # The RX-90 of rnea_ros/khalil/data/rx90.yaml written by hand as a URDF: joint origins read off
 # the MDH table (alpha -> roll, d -> x, r -> z after the roll), inertias about the COM.

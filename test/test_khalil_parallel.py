@@ -5,12 +5,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from rnea_ros.core.spatial import rotx, rotz
 from rnea_ros.khalil.closed_loop import ClosedLoopRobot
 from rnea_ros.khalil.kinematics import poses
 from rnea_ros.khalil.mdh import data_path, load_mdh, make_table
 from rnea_ros.khalil.newton_euler import inertia_matrix
 from rnea_ros.khalil.parallel import Leg, ParallelRobot
-from rnea_ros.spatial import rotx, rotz
 
 GRAVITY = (0.0, -9.81, 0.0)
 PLANAR = np.eye(6)[:, [0, 1, 5]]           # platform moves along x, y and turns about z

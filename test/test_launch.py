@@ -4,7 +4,7 @@ import importlib.util
 import os
 
 import pytest
-from rnea_ros import launch_helpers as lh
+from rnea_ros.node import launch_helpers as lh
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

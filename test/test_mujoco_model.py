@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from rnea_ros import bias_forces, gravity_torques, inverse_dynamics, RobotModel
-from rnea_ros.mujoco_model import (build_mujoco_model, check_efforts,
-                                   default_initial_positions, example_robot_data_dir,
-                                   joint_addresses, prepare_urdf, resolve_mesh_path, Simulation,
-                                   urdf_joints)
+from rnea_ros.sim.mujoco_model import (build_mujoco_model, check_efforts,
+                                       default_initial_positions, example_robot_data_dir,
+                                       joint_addresses, prepare_urdf, resolve_mesh_path,
+                                       Simulation, urdf_joints)
 
 ROBOTS = ('panda_description/urdf/panda.urdf', 'ur_description/urdf/ur5_robot.urdf',
           'talos_data/robots/talos_reduced.urdf')

@@ -8,11 +8,11 @@ import rclpy
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rnea_ros import gravity_torques, RobotModel
-from rnea_ros.demo_analysis import load_record
-from rnea_ros.mujoco_sim import MujocoSimNode, SimulationLoop
-from rnea_ros.reference_trajectory import ReferenceTrajectoryNode
-from rnea_ros.sim_launch import default_urdf_file, PANDA_POSE
-from rnea_ros.trajectories import ReferenceProfile
+from rnea_ros.sim.demo_analysis import load_record
+from rnea_ros.sim.mujoco_sim import MujocoSimNode, SimulationLoop
+from rnea_ros.sim.reference_trajectory import ReferenceTrajectoryNode
+from rnea_ros.sim.sim_launch import default_urdf_file, PANDA_POSE
+from rnea_ros.sim.trajectories import ReferenceProfile
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -258,9 +258,9 @@ def test_console_entry_points_are_declared():
     """setup.py installs mujoco_sim, reference_trajectory and add_ros2_control."""
     with open(os.path.join(os.path.dirname(__file__), '..', 'setup.py')) as stream:
         text = stream.read()
-    for entry in ('mujoco_sim = rnea_ros.mujoco_sim:main',
-                  'reference_trajectory = rnea_ros.reference_trajectory:main',
-                  'add_ros2_control = rnea_ros.ros2_control_urdf:main'):
+    for entry in ('mujoco_sim = rnea_ros.sim.mujoco_sim:main',
+                  'reference_trajectory = rnea_ros.sim.reference_trajectory:main',
+                  'add_ros2_control = rnea_ros.sim.ros2_control_urdf:main'):
         assert entry in text
 
 

@@ -22,7 +22,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
-from rnea_ros.node import RneaNode
+from rnea_ros.node.rnea_node import RneaNode
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool

@@ -17,7 +17,7 @@ import pytest
 import rclpy
 from rclpy.parameter import Parameter
 from rnea_ros import inverse_dynamics, RobotModel
-from rnea_ros.node import RneaNode
+from rnea_ros.node.rnea_node import RneaNode
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 import test_node

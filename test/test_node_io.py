@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from rnea_ros import node_io
-from rnea_ros.node_params import PARAMETERS
+from rnea_ros.node import bookkeeping as node_io
+from rnea_ros.node.params import PARAMETERS
 
 NAMES = ('a', 'b', 'c', 'm')             # 'm' mimics 'b': q_m = 2 q_b + 0.5
 MIMIC = (('m', 'b', 2.0, 0.5),)

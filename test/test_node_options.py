@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from rclpy.parameter import Parameter
 from rnea_ros import inverse_dynamics, RobotModel
-from rnea_ros.spatial import rpy_to_matrix
+from rnea_ros.core.spatial import rpy_to_matrix
 from sensor_msgs.msg import Imu
 import test_node
 from test_node import _array, _state, ARM, PANDA
@@ -235,7 +235,7 @@ def test_reaction_wrenches_rate_limits_the_wrench_topics_not_the_efforts(make, p
 
 
 def test_joint_coefficients_map_or_command_joint_order():
-    from rnea_ros.node_params import joint_coefficients
+    from rnea_ros.node.params import joint_coefficients
     joints = ('a', 'b', 'c')
     cfg = {'friction_joints': ['c'], 'friction_viscous': [2.0], 'armature': None}
     assert joint_coefficients(cfg, joints) == {'friction_viscous': {'c': 2.0}}

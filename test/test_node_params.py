@@ -4,7 +4,7 @@ import math
 import os
 
 import pytest
-from rnea_ros import node_params
+from rnea_ros.node import params as node_params
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

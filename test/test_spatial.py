@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from rnea_ros.spatial import (crf, crm, force_transform, inertia_transform, mcI, plucker,
-                              plucker_inverse, quat_to_matrix, rot_axis, rpy_to_matrix, skew)
+from rnea_ros.core.spatial import (crf, crm, force_transform, inertia_transform, mcI, plucker,
+                                   plucker_inverse, quat_to_matrix, rot_axis, rpy_to_matrix, skew)
 
 rng = np.random.default_rng(0)
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from rnea_ros.trajectories import min_jerk, min_jerk_scalar, ReferenceProfile, sinusoid
+from rnea_ros.sim.trajectories import min_jerk, min_jerk_scalar, ReferenceProfile, sinusoid
 
 START = np.array([0.3, -0.5, 1.0])
 

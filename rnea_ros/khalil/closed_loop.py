@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rnea_ros.dynamics import inverse_dynamics as core_inverse_dynamics
+from rnea_ros.core.dynamics import inverse_dynamics as core_inverse_dynamics
 from rnea_ros.khalil.kinematics import frame_jacobian, frame_kinematics, poses
 from rnea_ros.khalil.mdh import model_from_mdh
 from rnea_ros.khalil.newton_euler import KhalilTree

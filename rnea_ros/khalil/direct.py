@@ -16,8 +16,8 @@ elastic-joint model of :mod:`rnea_ros.khalil.elastic`.
 
 import numpy as np
 
+from rnea_ros.core.spatial import skew
 from rnea_ros.khalil.newton_euler import as_tree, cross3
-from rnea_ros.spatial import skew
 
 _DEFAULT_G = (0.0, 0.0, -9.81)
 

@@ -35,8 +35,8 @@ import os
 
 import numpy as np
 
-from rnea_ros.model import JointSpec, LinkSpec, RobotModel
-from rnea_ros.spatial import rotx, rotz
+from rnea_ros.core.model import JointSpec, LinkSpec, RobotModel
+from rnea_ros.core.spatial import rotx, rotz
 
 GEOMETRY = ('gamma', 'b', 'alpha', 'd', 'theta', 'r')
 INERTIA = ('XX', 'XY', 'XZ', 'YY', 'YZ', 'ZZ', 'MX', 'MY', 'MZ', 'M')

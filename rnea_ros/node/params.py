@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import math
 
 import numpy as np
-from rnea_ros import monitor_params
+from rnea_ros.node import monitor_params
 
 MODES = ('inverse_dynamics', 'gravity_compensation', 'gravity_coriolis', 'computed_torque')
 

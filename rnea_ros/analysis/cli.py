@@ -6,7 +6,8 @@ in model order (``--q 0 -0.5 0 -2 0 1.5 0.8 0 0``, commas allowed) or by name
 (``--q panda_joint2=-0.5 panda_joint4=-2``; joints not named are 0).
 
 ``rnea-ros analyze BAG --urdf FILE [--out DIR] [--topic /joint_states]`` compares recorded joint
-states with the model: residuals, friction and payload fit, plots (see :mod:`rnea_ros.analysis`).
+states with the model: residuals, friction and payload fit, plots (see
+:mod:`rnea_ros.analysis.analyze`).
 """
 
 import argparse
@@ -15,9 +16,9 @@ import sys
 
 import numpy as np
 
-from rnea_ros import analysis
-from rnea_ros.dynamics import coordinate_name, inverse_dynamics
-from rnea_ros.model import RobotModel
+from rnea_ros.analysis import analyze as analysis
+from rnea_ros.core.dynamics import coordinate_name, inverse_dynamics
+from rnea_ros.core.model import RobotModel
 
 
 def parse_values(tokens, model, velocity, what):

@@ -1,6 +1,6 @@
 """The demo: a MuJoCo-simulated robot held against gravity and driven along a trajectory.
 
-    python -m rnea_ros.demo --out out/demo [--urdf robot.urdf] [--duration 10] [--lock-step]
+    python -m rnea_ros.sim.demo --out out/demo [--urdf robot.urdf] [--duration 10] [--lock-step]
 
 Starts the simulator (``mujoco_sim``), the rnea node and the reference publisher as separate
 processes on an isolated ROS_DOMAIN_ID and runs three experiments on the panda from
@@ -24,11 +24,11 @@ import threading
 import time
 
 import numpy as np
-from rnea_ros import demo_analysis as analysis
-from rnea_ros.sim_launch import DemoScenario
+from rnea_ros.sim import demo_analysis as analysis
+from rnea_ros.sim.sim_launch import DemoScenario
 import yaml
 
-SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GRAVITY_TARGET = 1e-3       # rad: max joint drift under gravity compensation
 TRACKING_TARGET = 1e-3      # rad: RMS tracking error per joint
 
@@ -185,16 +185,17 @@ def run_phase(runner, scenario, label, mode, duration, lock_step, folder, monito
     if os.path.exists(record_file):
         os.remove(record_file)
     controlled = mode is not None
-    simulator = runner.start(label + '_mujoco_sim', 'rnea_ros.mujoco_sim', scenario.sim_parameters(
+    sim_parameters = scenario.sim_parameters(
         duration=duration, lock_step=lock_step, record_file=record_file,
         real_time_factor=real_time_factor, wait_for_first_command=controlled,
-        sync_reference=mode == 'computed_torque', paused=controlled))
+        sync_reference=mode == 'computed_torque', paused=controlled)
+    simulator = runner.start(label + '_mujoco_sim', 'rnea_ros.sim.mujoco_sim', sim_parameters)
     processes = [simulator]
     if controlled:
         processes.append(runner.start(label + '_rnea', 'rnea_ros.node',
                                       scenario.rnea_parameters(mode)))
     if mode == 'computed_torque':
-        processes.append(runner.start(label + '_reference', 'rnea_ros.reference_trajectory',
+        processes.append(runner.start(label + '_reference', 'rnea_ros.sim.reference_trajectory',
                                       scenario.reference_parameters(lock_step)))
     try:
         if controlled:
@@ -350,7 +351,7 @@ def _fmt(value, digits=1):
 
 def parse_arguments(argv):
     """Parse the demo's command line."""
-    parser = argparse.ArgumentParser(prog='python -m rnea_ros.demo',
+    parser = argparse.ArgumentParser(prog='python -m rnea_ros.sim.demo',
                                      description=__doc__.split('\n\n')[0])
     parser.add_argument('--out', default='out/demo', help='output folder (plots, logs, records)')
     parser.add_argument('--urdf', default=None, help='URDF file (default: example-robot-data '

@@ -1,4 +1,4 @@
-"""Numba kernels: the algorithms of :mod:`rnea_ros.dynamics` on the model's flat arrays.
+"""Numba kernels: the algorithms of :mod:`rnea_ros.core.dynamics` on the model's flat arrays.
 
 The kernels compute exactly what the numpy reference computes (tests compare them to 1e-12),
 but without forming 6x6 matrices: a body's transform is kept as the rotation ``R`` = parent_R_body
@@ -23,9 +23,9 @@ from numba import types
 from numba.core import options as numba_options
 import numpy as np
 
-from rnea_ros.joints import FREE_FLYER, REVOLUTE
-from rnea_ros.model import (ARMATURE, AXIS, AXIS_CODE, GENERAL_AXIS, H, I_O, IQ, IV, KIND, MASS,
-                            NINT, NREAL, P_T, PARENT, R_T)
+from rnea_ros.core.joints import FREE_FLYER, REVOLUTE
+from rnea_ros.core.model import (ARMATURE, AXIS, AXIS_CODE, GENERAL_AXIS, H, I_O, IQ, IV, KIND,
+                                 MASS, NINT, NREAL, P_T, PARENT, R_T)
 
 # Kernels never allocate, so they are compiled without numba's reference-counted runtime (NRT):
 # with it, every array handed to a kernel or a helper costs an atomic increment and decrement,

@@ -2,8 +2,8 @@
 
 Publishes trajectory_msgs/JointTrajectory on the rnea node's ``~/reference`` topic (default
 ``/rnea/reference``): one point with positions, velocities and accelerations by joint name, from
-a sinusoid or a min-jerk move per joint (see :mod:`rnea_ros.trajectories`). Run it with
-``ros2 run rnea_ros reference_trajectory`` or ``python -m rnea_ros.reference_trajectory``.
+a sinusoid or a min-jerk move per joint (see :mod:`rnea_ros.sim.trajectories`). Run it with
+``ros2 run rnea_ros reference_trajectory`` or ``python -m rnea_ros.sim.reference_trajectory``.
 """
 import sys
 import time
@@ -14,8 +14,8 @@ from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.time import Time
-from rnea_ros.sim_ros import declare_parameters, parameter_value, spin_until_shutdown
-from rnea_ros.trajectories import ReferenceProfile
+from rnea_ros.sim.ros_helpers import declare_parameters, parameter_value, spin_until_shutdown
+from rnea_ros.sim.trajectories import ReferenceProfile
 from rosgraph_msgs.msg import Clock as RosClock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint

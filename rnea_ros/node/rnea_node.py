@@ -13,8 +13,9 @@ taken as zero).  Outputs: ``~/joint_efforts`` (JointState stamped with the input
 ros2_control's forward_command_controller) and ``/diagnostics``.
 Service ``~/enable`` (std_srvs/SetBool) switches command output.
 
-The node is a thin shell: input bookkeeping and validation live in :mod:`rnea_ros.node_io`, the
-parameter table in :mod:`rnea_ros.node_params`, the dynamics in the core.  Run it with
+The node is a thin shell: input bookkeeping and validation live in
+:mod:`rnea_ros.node.bookkeeping`, the parameter table in :mod:`rnea_ros.node.params`, the
+dynamics in the core.  Run it with
 ``ros2 run rnea_ros rnea_node`` or ``python -m rnea_ros.node``.
 """
 
@@ -37,8 +38,10 @@ from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, Rel
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
-from rnea_ros import node_checks, node_io, node_params
-from rnea_ros.monitor_params import attach_payload
+from rnea_ros.node import bookkeeping as node_io
+from rnea_ros.node import checks as node_checks
+from rnea_ros.node import params as node_params
+from rnea_ros.node.monitor_params import attach_payload
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool
@@ -232,7 +235,7 @@ class RneaNode(Node):
             self.declare_parameter(spec.name, value, descriptor(spec))
         self._cfg = {spec.name: self._initial_value(spec.name) for spec in node_params.PARAMETERS}
         self._create_interfaces()
-        from rnea_ros.monitor import ModelMonitor      # ~/effort_residual, ~/contact, payload
+        from rnea_ros.node.monitor import ModelMonitor      # ~/effort_residual, ~/contact, payload
         self._monitor = ModelMonitor(self)
         self._applying = True
         if self._description_source():

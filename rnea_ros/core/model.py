@@ -22,8 +22,8 @@ import math
 
 import numpy as np
 
-from rnea_ros import joints as jt
-from rnea_ros.spatial import rpy_to_matrix, skew
+from rnea_ros.core import joints as jt
+from rnea_ros.core.spatial import rpy_to_matrix, skew
 
 # Layout of one row of RobotModel.reals (per body); ARMATURE is the rotor inertia of its joint.
 R_T, P_T, AXIS, MASS, H, I_O, ARMATURE, NREAL = 0, 9, 12, 15, 16, 19, 28, 29
@@ -358,7 +358,7 @@ class RobotModel:
         ``options``: friction_viscous, friction_coulomb, armature, friction_from_urdf,
         coulomb_band (see the class).
         """
-        from rnea_ros.urdf import parse_urdf
+        from rnea_ros.core.urdf import parse_urdf
         name, links, joints = parse_urdf(xml)
         return cls(links, joints, floating_base=floating_base, joint_names=joint_names,
                    name=name, **options)

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 
-from rnea_ros.model import JointSpec, LinkSpec, RobotModel
+from rnea_ros.core.model import JointSpec, LinkSpec, RobotModel
 
 
 @dataclass
@@ -85,7 +85,7 @@ def model_with_payload(urdf_xml, payload=None, floating_base=False, **options):
 
     ``options`` are those of :meth:`RobotModel.from_urdf_string` (friction, armature, ...).
     """
-    from rnea_ros.urdf import parse_urdf
+    from rnea_ros.core.urdf import parse_urdf
     name, links, joints = parse_urdf(urdf_xml)
     if payload is not None:
         links, joints = add_payload(links, joints, payload)

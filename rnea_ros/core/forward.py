@@ -1,6 +1,6 @@
 """Beyond RNEA: mass matrix (CRBA), forward dynamics (ABA) and a free-floating base.
 
-Same notation and conventions as :mod:`rnea_ros.dynamics` (RBDA, ``[linear; angular]``).
+Same notation and conventions as :mod:`rnea_ros.core.dynamics` (RBDA, ``[linear; angular]``).
 
 - :func:`mass_matrix`: the composite rigid body algorithm (RBDA 6.2), plus the rotor inertias
   (armature) on the diagonal (seed 004 eq. 31).
@@ -13,12 +13,12 @@ Same notation and conventions as :mod:`rnea_ros.dynamics` (RBDA, ``[linear; angu
 
 import numpy as np
 
-from rnea_ros import kernels
-from rnea_ros.dynamics import (_prepare, _raise_status, _vector, body_inertia,
-                               inverse_dynamics, joint_friction, joint_state, placement)
-from rnea_ros.joints import jcalc, NQ
-from rnea_ros.model import AXIS, IV, KIND, PARENT
-from rnea_ros.spatial import crf, crm
+from rnea_ros.core import kernels
+from rnea_ros.core.dynamics import (_prepare, _raise_status, _vector, body_inertia,
+                                    inverse_dynamics, joint_friction, joint_state, placement)
+from rnea_ros.core.joints import jcalc, NQ
+from rnea_ros.core.model import AXIS, IV, KIND, PARENT
+from rnea_ros.core.spatial import crf, crm
 
 _empty = np.empty      # module-level names: the per-call fast path looks up less
 _aba_kernel = kernels.aba

@@ -7,7 +7,7 @@ the nominal rnea model (no payload, no friction) tracking sinusoids, and the rec
 a robot driver reports: joint positions, velocities and the motor efforts commanded (which
 include what the friction and the payload take).
 
-``python -m rnea_ros.excitation OUT.bag`` writes such a bag for the UR5 (README example).
+``python -m rnea_ros.sim.simulated_bag OUT.bag`` writes such a bag for the UR5 (README example).
 """
 
 import argparse
@@ -16,9 +16,9 @@ import os
 import mujoco
 import numpy as np
 
-from rnea_ros.dynamics import inverse_dynamics
-from rnea_ros.mujoco_model import build_mujoco_model, example_robot_data_dir, joint_addresses
-from rnea_ros.payload import model_with_payload, Payload, payload_urdf
+from rnea_ros.core.dynamics import inverse_dynamics
+from rnea_ros.core.payload import model_with_payload, Payload, payload_urdf
+from rnea_ros.sim.mujoco_model import build_mujoco_model, example_robot_data_dir, joint_addresses
 
 UR5 = os.path.join(example_robot_data_dir(), 'ur_description', 'urdf', 'ur5_robot.urdf')
 UR5_HOME = np.array([0.0, -1.2, 1.4, -1.5, -1.5, 0.0])
@@ -76,7 +76,7 @@ def simulate(urdf_xml, payload, viscous, coulomb, duration=3.0, period=0.001, ho
 
 def main(argv=None):
     """Write a simulated UR5 bag with a hidden 1.5 kg payload and friction."""
-    from rnea_ros.analysis import write_joint_states
+    from rnea_ros.analysis.analyze import write_joint_states
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument('bag', help='output rosbag2 folder (must not exist)')
     parser.add_argument('--storage', choices=('mcap', 'sqlite3'), default='mcap')

@@ -16,7 +16,7 @@ import math
 import re
 
 import numpy as np
-from rnea_ros import node_params
+from rnea_ros.node import params as node_params
 
 _MAX_NAME_CACHE = 32
 # Joint positions (rad or m) and velocities (rad/s or m/s) beyond this are sensor garbage.

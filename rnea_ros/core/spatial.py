@@ -14,7 +14,7 @@ Conventions used everywhere in rnea_ros (the same as Pinocchio's):
 Featherstone orders spatial vectors [angular; linear]; this module swaps the blocks so that the
 linear part comes first, as ROS messages (geometry_msgs/Twist, Wrench) and Pinocchio do.  The
 formulas are otherwise those of the book.  These functions are the readable reference; the numba
-kernels in :mod:`rnea_ros.kernels` compute the same products without forming 6x6 matrices.
+kernels in :mod:`rnea_ros.core.kernels` compute the same products without forming 6x6 matrices.
 """
 
 import numpy as np

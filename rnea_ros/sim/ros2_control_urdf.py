@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 
-from rnea_ros.mujoco_model import parse_urdf_xml, resolve_mesh_path, urdf_joints
+from rnea_ros.sim.mujoco_model import parse_urdf_xml, resolve_mesh_path, urdf_joints
 
 GZ_SIM = {
     'hardware': 'gz_ros2_control/GazeboSimSystem',

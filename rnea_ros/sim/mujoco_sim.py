@@ -3,7 +3,7 @@
 Publishes ``/joint_states`` (position, velocity, applied effort) and ``/clock`` every physics
 step and applies the efforts received on ``/effort_controller/commands``
 (std_msgs/Float64MultiArray in the order of parameter ``joints``). Run it with
-``ros2 run rnea_ros mujoco_sim`` or ``python -m rnea_ros.mujoco_sim``.
+``ros2 run rnea_ros mujoco_sim`` or ``python -m rnea_ros.sim.mujoco_sim``.
 """
 import os
 import sys
@@ -16,9 +16,9 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from rnea_ros.mujoco_model import (build_mujoco_model, check_efforts,
-                                   default_initial_positions, Simulation, urdf_joints)
-from rnea_ros.sim_ros import declare_parameters, make_executor, parameter_value
+from rnea_ros.sim.mujoco_model import (build_mujoco_model, check_efforts,
+                                       default_initial_positions, Simulation, urdf_joints)
+from rnea_ros.sim.ros_helpers import declare_parameters, make_executor, parameter_value
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String

@@ -3,7 +3,7 @@
 A joint's frame coincides with its child link's frame at q = 0 (URDF convention).  The joint
 transform ``XJ`` maps motion from the joint's *predecessor* frame (the parent link frame moved by
 the fixed placement ``XT``) into the child frame; ``S`` is the motion subspace in the child frame,
-``[lin; ang]`` ordered as in :mod:`rnea_ros.spatial`.
+``[lin; ang]`` ordered as in :mod:`rnea_ros.core.spatial`.
 
 Kinds (stored as small integers in the frozen model):
 
@@ -15,7 +15,7 @@ Kinds (stored as small integers in the frozen model):
 
 import numpy as np
 
-from rnea_ros.spatial import plucker, quat_to_matrix, rot_axis
+from rnea_ros.core.spatial import plucker, quat_to_matrix, rot_axis
 
 REVOLUTE = 0
 PRISMATIC = 1

@@ -16,10 +16,10 @@ off) makes the node publish ``~/contact`` (std_msgs/Bool) with every residual: t
 
 **Payload.**  Parameters ``payload_link``, ``payload_mass`` (kg), ``payload_com`` (m, in the link
 frame) and ``payload_inertia`` (kg m^2 about the COM, [ixx, iyy, izz, ixy, ixz, iyz]) attach a
-rigid body to a link (:mod:`rnea_ros.payload`); mass 0 and zero inertia = no payload.  They are
-read at start and may be changed at run time; any change rebuilds the model between two cycles
-(parameter callbacks run in the executor thread that runs the cycle) and a bad payload is
-rejected, keeping the previous model.  Service ``~/set_payload`` reuses the type
+rigid body to a link (:mod:`rnea_ros.core.payload`); mass 0 and zero inertia = no payload.
+They are read at start and may be changed at run time; any change rebuilds the model between
+two cycles (parameter callbacks run in the executor thread that runs the cycle) and a bad
+payload is rejected, keeping the previous model.  Service ``~/set_payload`` reuses the type
 rcl_interfaces/srv/SetParametersAtomically: its request lists payload_* parameters (others are
 refused), the ones not given return to their defaults, and all are set at once.  Service
 ``~/clear_payload`` (std_srvs/Trigger) removes the payload.  Diagnostics show the payload and
@@ -29,8 +29,8 @@ the largest residual of the last period.
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
-from rnea_ros.monitor_params import PAYLOAD_DEFAULTS, payload_from_config
-from rnea_ros.payload import Payload
+from rnea_ros.core.payload import Payload
+from rnea_ros.node.monitor_params import PAYLOAD_DEFAULTS, payload_from_config
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
@@ -83,7 +83,7 @@ class ModelMonitor:
         measured, self._measured = self._measured, None
         if measured is None:
             return
-        from rnea_ros.dynamics import inverse_dynamics
+        from rnea_ros.core.dynamics import inverse_dynamics
         tau = inverse_dynamics(rt.model, rt.q, rt.qd, rt.qdd, f_ext, gravity,
                                base_acceleration=base_acceleration, ws=rt.ws)
         residual = measured - tau[rt.offset_v:]

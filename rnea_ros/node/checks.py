@@ -9,9 +9,9 @@ them, but the dynamics stays well defined; some published URDFs have them) give 
 """
 
 import numpy as np
-from rnea_ros.dynamics import body_inertia
-from rnea_ros.forward import mass_matrix
-from rnea_ros.model import MASS
+from rnea_ros.core.dynamics import body_inertia
+from rnea_ros.core.forward import mass_matrix
+from rnea_ros.core.model import MASS
 
 _TOL = 1e-9
 

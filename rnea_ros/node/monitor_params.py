@@ -1,9 +1,9 @@
-"""The node parameters of :mod:`rnea_ros.monitor` and the payload they describe (no ROS import).
+"""Node parameters of :mod:`rnea_ros.node.monitor` and the payload they describe (no ROS).
 
-:mod:`rnea_ros.node_params` adds these entries to the node's parameter table.
+:mod:`rnea_ros.node.params` adds these entries to the node's parameter table.
 """
 
-from rnea_ros.payload import add_payload, Payload, read_urdf
+from rnea_ros.core.payload import add_payload, Payload, read_urdf
 
 PAYLOAD_DEFAULTS = {'payload_link': '', 'payload_mass': 0.0, 'payload_com': [0.0, 0.0, 0.0],
                     'payload_inertia': [0.0] * 6}
@@ -66,8 +66,8 @@ def attach_payload(model, cfg, source, is_file):
     payload = payload_from_config(cfg)
     if payload is None:
         return model
-    from rnea_ros.model import RobotModel
-    from rnea_ros.urdf import parse_urdf
+    from rnea_ros.core.model import RobotModel
+    from rnea_ros.core.urdf import parse_urdf
     name, links, joints = parse_urdf(read_urdf(source) if is_file else source)
     links, joints = add_payload(links, joints, payload)
     names = model.joint_names

@@ -31,8 +31,8 @@ import os
 
 import numpy as np
 
-from rnea_ros.dynamics import inverse_dynamics_batch
-from rnea_ros.payload import model_with_payload, Payload, read_urdf
+from rnea_ros.core.dynamics import inverse_dynamics_batch
+from rnea_ros.core.payload import model_with_payload, Payload, read_urdf
 
 JOINT_STATE_TYPE = 'sensor_msgs/msg/JointState'
 
@@ -410,7 +410,7 @@ def run(args):
 
 
 def main(argv=None):
-    """Run the analysis as ``python -m rnea_ros.analysis``."""
+    """Run the analysis as ``python -m rnea_ros.analysis.analyze``."""
     parser = argparse.ArgumentParser(prog='rnea-ros analyze', description=__doc__.split('\n')[0])
     add_arguments(parser)
     return run(parser.parse_args(argv))

@@ -53,7 +53,8 @@ def config_dir():
         return os.path.join(get_package_share_directory(PACKAGE), 'config')
     except (ImportError, LookupError, OSError):
         pass
-    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'config')
+    source_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    here = os.path.join(source_root, 'config')
     if os.path.isdir(here):
         return here
     return os.path.join(sysconfig.get_paths()['data'], 'share', PACKAGE, 'config')

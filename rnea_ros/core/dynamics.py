@@ -3,7 +3,7 @@
 Notation of Featherstone's RBDA (seed 000): body ``i`` has parent ``lambda(i)``, joint transform
 ``XJ`` and motion subspace ``S_i`` from ``jcalc``, placement ``XT(i)``, spatial inertia ``I_i``;
 ``iXlambda(i) = XJ XT(i)``.  Spatial vectors are ``[linear; angular]`` (see
-:mod:`rnea_ros.spatial`), all expressed in body (link) frames.
+:mod:`rnea_ros.core.spatial`), all expressed in body (link) frames.
 
 Gravity enters as a fictitious base acceleration ``a_0 = -a_g`` (seed 001), so every body force
 ``f_i`` is the true spatial force transmitted across joint ``i`` from its parent into body ``i``
@@ -18,17 +18,17 @@ v = [base linear, base angular velocity in the base frame, joints], and tau[:6] 
 [force, torque] on the base, in the base frame about its origin.
 
 Two implementations: :func:`rnea` is the readable numpy reference in the book's notation; the
-public functions below call the numba kernels of :mod:`rnea_ros.kernels`, which tests check
+public functions below call the numba kernels of :mod:`rnea_ros.core.kernels`, which tests check
 against the reference to 1e-12.
 """
 
 import numba
 import numpy as np
 
-from rnea_ros import kernels
-from rnea_ros.joints import jcalc, NQ, NV
-from rnea_ros.model import AXIS, H, I_O, IQ, IV, KIND, MASS, P_T, PARENT, R_T
-from rnea_ros.spatial import crf, crm, mcI, plucker, plucker_parts
+from rnea_ros.core import kernels
+from rnea_ros.core.joints import jcalc, NQ, NV
+from rnea_ros.core.model import AXIS, H, I_O, IQ, IV, KIND, MASS, P_T, PARENT, R_T
+from rnea_ros.core.spatial import crf, crm, mcI, plucker, plucker_parts
 
 _STATE_NAMES = {kernels.STATUS_BAD_Q: 'q', kernels.STATUS_BAD_QD: 'qd',
                 kernels.STATUS_BAD_QDD: 'qdd'}

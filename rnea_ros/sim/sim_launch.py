@@ -1,7 +1,7 @@
 """The logic behind the simulation launch files and the demo (pure Python, unit-tested).
 
 ``launch/mujoco_demo.launch.py`` and ``launch/gazebo.launch.py`` only declare arguments and
-turn the dictionaries built here into launch_ros actions; ``rnea_ros.demo`` writes the same
+turn the dictionaries built here into launch_ros actions; ``rnea_ros.sim.demo`` writes the same
 parameter dictionaries into YAML files for its processes. So the demo, the launch files and
 the tests share one definition of the demo scenario (pose, reference, gains).
 """
@@ -9,9 +9,9 @@ import os
 
 import numpy as np
 
-from rnea_ros.launch_helpers import config_dir, PACKAGE, parse_bool, parse_list
-from rnea_ros.mujoco_model import example_robot_data_dir, urdf_joints
-from rnea_ros.ros2_control_urdf import add_ros2_control, commanded_joints
+from rnea_ros.node.launch_helpers import config_dir, PACKAGE, parse_bool, parse_list
+from rnea_ros.sim.mujoco_model import example_robot_data_dir, urdf_joints
+from rnea_ros.sim.ros2_control_urdf import add_ros2_control, commanded_joints
 
 PANDA_URDF = 'panda_description/urdf/panda.urdf'
 # A non-trivial panda pose: elbow bent, wrist turned, fingers half open.
@@ -95,7 +95,7 @@ class DemoScenario:
 
     def profile(self):
         """Return the reference as a :class:`ReferenceProfile` (t = 0 at simulated time 0)."""
-        from rnea_ros.trajectories import ReferenceProfile
+        from rnea_ros.sim.trajectories import ReferenceProfile
         return ReferenceProfile('sinusoid', self.pose, amplitude=self.amplitudes,
                                 frequency=self.frequency)
 

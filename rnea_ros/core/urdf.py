@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from rnea_ros.model import JointSpec, LinkSpec, spec_from_urdf_origin
+from rnea_ros.core.model import JointSpec, LinkSpec, spec_from_urdf_origin
 
 
 def _quiet_parse(xml):

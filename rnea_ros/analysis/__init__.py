@@ -1,0 +1,1 @@
+"""Recorded data against the model: bags, residuals, fits, the CLI."""

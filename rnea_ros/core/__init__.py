@@ -1,0 +1,1 @@
+"""The dynamics core: no ROS, no MuJoCo."""

@@ -1,0 +1,1 @@
+"""The ROS 2 node (rclpy) and its launch-file helpers."""

@@ -1,0 +1,4 @@
+"""``python -m rnea_ros.node``: run the rnea node (same as ``ros2 run rnea_ros rnea_node``)."""
+from rnea_ros.node.rnea_node import main
+
+main()

@@ -1,0 +1,1 @@
+"""The MuJoCo simulator, its ROS nodes, launch helpers and the demo."""
