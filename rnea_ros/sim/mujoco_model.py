@@ -168,7 +168,8 @@ def prepare_urdf(urdf_xml, base_dir=None, share_dirs=None):
 
 def build_mujoco_model(urdf_xml, base_dir=None, timestep=0.001, gravity=DEFAULT_GRAVITY,
                        urdf_dynamics=False, armature=0.0, collisions=False,
-                       mimic_constraints=False, integrator='euler', share_dirs=None):
+                       mimic_constraints=False, integrator='euler', share_dirs=None,
+                       damping=None, frictionloss=None, limits=True):
     """Convert URDF text into a compiled ``mujoco.MjModel`` for rigid-body simulation.
 
     What the arguments mean:
@@ -178,7 +179,7 @@ def build_mujoco_model(urdf_xml, base_dir=None, timestep=0.001, gravity=DEFAULT_
         gravity: gravity vector in the world frame (m/s^2).
         urdf_dynamics: keep the URDF joint damping and friction (as MuJoCo's importer reads
             them); default False sets both to zero.
-        armature: rotor inertia added to every joint (default 0).
+        armature: rotor inertia of every joint (default 0), or {joint name: value} (others 0).
         collisions: enable contacts between the robot's geometries (default off: unfiltered
             contacts between neighbouring links push on a robot that the rnea model does not
             know about).
@@ -186,6 +187,10 @@ def build_mujoco_model(urdf_xml, base_dir=None, timestep=0.001, gravity=DEFAULT_
             joints (default off: every joint is driven by its own effort).
         integrator: 'euler', 'rk4', 'implicit' or 'implicitfast'.
         share_dirs: folders to resolve ``package://`` URIs in (default share_directories()).
+        damping, frictionloss: {joint name: value}: viscous (N m s/rad, N s/m) and Coulomb
+            friction (N m, N) of the named joints, set after ``urdf_dynamics`` is applied.
+        limits: enforce the URDF position limits (MuJoCo ``range`` + ``limited``, the
+            default); False leaves every joint unlimited.
 
     Raises ValueError with MuJoCo's message when the URDF cannot be converted.
     """
@@ -212,11 +217,26 @@ def build_mujoco_model(urdf_xml, base_dir=None, timestep=0.001, gravity=DEFAULT_
     spec.option.timestep = timestep
     spec.option.gravity = gravity
     spec.option.integrator = integrators[integrator]
+    per_joint = {'armature': armature if isinstance(armature, dict) else {},
+                 'damping': damping or {}, 'frictionloss': frictionloss or {}}
+    names = {joint.name for joint in spec.joints}
+    for what, values in per_joint.items():
+        unknown = sorted(set(values) - names)
+        if unknown:
+            raise ValueError('{} names joints the model lacks: {}'.format(what, unknown))
     for joint in spec.joints:
         if not urdf_dynamics:
             joint.damping = np.zeros_like(np.atleast_1d(joint.damping))
             joint.frictionloss = 0.0
-        joint.armature = armature
+        joint.armature = (per_joint['armature'].get(joint.name, 0.0)
+                          if isinstance(armature, dict) else armature)
+        if joint.name in per_joint['damping']:
+            joint.damping = np.full_like(np.atleast_1d(joint.damping),
+                                         per_joint['damping'][joint.name])
+        if joint.name in per_joint['frictionloss']:
+            joint.frictionloss = per_joint['frictionloss'][joint.name]
+        if not limits:
+            joint.limited = mujoco.mjtLimited.mjLIMITED_FALSE
     if not collisions:
         for geom in spec.geoms:
             geom.contype = 0
