@@ -78,7 +78,7 @@ def test_mujoco_truth_equals_inverse_dynamics_of_the_truth(nominal, seed):
     Fs sign(qd), as the model's); the nominal model's efforts miss the asked acceleration.
     """
     truth = perturb_robot(nominal, seed)
-    model = truth.truth_model(); model = __import__("rnea_ros.core.model").core.model.RobotModel.from_urdf_string(truth.truth_urdf, friction_viscous=truth.friction_viscous, friction_coulomb=truth.friction_coulomb)
+    model = truth.truth_model()
     nominal_model = RobotModel.from_urdf_string(nominal)
     names = model.joint_names
     mj_model, data, (qpos, dof) = _mujoco_truth(truth, names)
@@ -107,7 +107,7 @@ def test_mujoco_truth_equals_inverse_dynamics_of_the_truth(nominal, seed):
 
 
 def test_limits_are_enforced_by_default_and_can_be_lifted(nominal):
-    """MuJoCo keeps the URDF range limited unless limits=False."""
+    """Joint limits stay enforced unless limits=False; per-joint dynamics reach MuJoCo."""
     truth = perturb_robot(nominal, 0)
     limited = build_mujoco_model(truth.truth_urdf)
     free = build_mujoco_model(truth.truth_urdf, limits=False)

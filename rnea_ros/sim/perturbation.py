@@ -67,9 +67,9 @@ class Perturbation:
 
     def summary(self):
         """Return a printable description of the perturbation."""
-        lines = ['robot perturbation (seed {}): masses +-{:.0f} %, centres of mass +-{:.0f} cm, '
-                 'principal inertias +-{:.0f} %'.format(self.seed, 100 * MASS_RANGE,
-                                                         100 * COM_RANGE, 100 * INERTIA_RANGE)]
+        head = ('robot perturbation (seed {}): masses +-{:.0f} %, centres of mass +-{:.0f} cm, '
+                'principal inertias +-{:.0f} %')
+        lines = [head.format(self.seed, 100 * MASS_RANGE, 100 * COM_RANGE, 100 * INERTIA_RANGE)]
         lines.append('  {:<18} {:>8} {:>8} {:>22} {:>20}'.format(
             'link', 'mass', 'truth', 'com shift (mm)', 'inertia ratios'))
         for name, mass, truth, shift, ratios in self.links:
