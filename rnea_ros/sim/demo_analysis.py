@@ -120,72 +120,77 @@ def _figure_grid(count):
     return pyplot, figure, axes.flat
 
 
-def plot_tracking(path, times, positions, reference, names, units, errors=None):
-    """Write reference vs actual positions per joint (errors on a second axis) to a PNG."""
-    pyplot, figure, axes = _figure_grid(len(names))
-    for index, (axis, name) in enumerate(zip(axes, names)):
-        axis.plot(times, reference[:, index], 'k--', linewidth=1.0, label='reference')
-        axis.plot(times, positions[:, index], linewidth=1.2, label='actual (MuJoCo)')
-        axis.set_title(name, fontsize=9)
-        axis.set_ylabel('m' if units[index] == 'mm' else 'rad', fontsize=8)
-        if errors is not None:
-            twin = axis.twinx()
-            twin.plot(times, errors[:, index] * MILLI, color='tab:red', linewidth=0.6,
-                      alpha=0.7)
-            twin.set_ylabel('error ({})'.format(units[index]), color='tab:red', fontsize=8)
-            twin.tick_params(axis='y', labelcolor='tab:red', labelsize=7)
-        axis.tick_params(labelsize=7)
-    axes[0].legend(fontsize=7, loc='upper left')
+def _finish(pyplot, figure, axes, path, title, xlabel='simulated time (s)'):
     for axis in list(axes)[-3:]:
-        axis.set_xlabel('simulated time (s)', fontsize=8)
-    figure.suptitle('Computed-torque tracking (rnea node, MuJoCo): reference vs actual, '
-                    'error in red')
+        axis.set_xlabel(xlabel, fontsize=8)
+    figure.suptitle(title)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     pyplot.close(figure)
     return path
 
 
-def plot_efforts(path, times, efforts, names, units):
-    """Write the applied efforts per joint to a PNG."""
-    pyplot, figure, axes = _figure_grid(len(names))
-    for index, (axis, name) in enumerate(zip(axes, names)):
-        axis.plot(times, efforts[:, index], linewidth=1.0)
-        axis.set_title(name, fontsize=9)
-        axis.set_ylabel('N' if units[index] == 'mm' else 'N m', fontsize=8)
-        axis.tick_params(labelsize=7)
-    for axis in list(axes)[-3:]:
-        axis.set_xlabel('simulated time (s)', fontsize=8)
-    figure.suptitle('Efforts applied in the computed-torque run')
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    pyplot.close(figure)
-    return path
-
-
-def plot_gravity(path, held, fallen, names):
-    """Write joint deviation from the start pose: gravity compensation vs zero torque."""
+def plot_drift(path, records, names):
+    """Write the deviation from the start pose per joint: nominal vs identified vs zero torque."""
     import matplotlib
     matplotlib.use('Agg')
     from matplotlib import pyplot
-    figure, (left, right) = pyplot.subplots(1, 2, figsize=(12, 4))
-    for index, name in enumerate(names):
-        left.plot(held['time'], (held['position'][:, index] - held['position'][0, index])
-                  * MILLI, linewidth=1.0, label=name)
-        right.plot(fallen['time'], fallen['position'][:, index] - fallen['position'][0, index],
-                   linewidth=1.0, label=name)
-    left.set_title('gravity compensation (rnea node): drift from start')
-    left.set_ylabel('mrad (mm for prismatic)')
-    right.set_title('zero torque: the arm falls')
-    right.set_ylabel('rad (m for prismatic)')
-    for axis in (left, right):
+    figure, axes = pyplot.subplots(1, 3, figsize=(15, 4))
+    panels = (('nominal_gravity', 'gravity compensation, NOMINAL URDF (mrad / mm)'),
+              ('identified_gravity', 'gravity compensation, IDENTIFIED model (mrad / mm)'),
+              ('zero_torque', 'zero torque: the arm falls (mrad / mm)'))
+    for axis, (label, title) in zip(axes, panels):
+        record = records[label]
+        for index, name in enumerate(names):
+            axis.plot(record['time'], (record['position'][:, index] -
+                                       record['position'][0, index]) * MILLI,
+                      linewidth=1.0, label=name)
+        axis.set_title(title, fontsize=9)
         axis.set_xlabel('simulated time (s)')
         axis.grid(alpha=0.3)
-    right.legend(fontsize=7, loc='best')
+    axes[0].legend(fontsize=6, loc='best')
+    figure.suptitle('Drift from the start pose (MuJoCo robot with model error)')
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     pyplot.close(figure)
     return path
+
+
+def plot_errors(path, errors, names, units):
+    """Write tracking errors per joint for each model: ``errors`` = {label: (times, E)}."""
+    pyplot, figure, axes = _figure_grid(len(names))
+    for index, (axis, name) in enumerate(zip(axes, names)):
+        for label, (times, values) in errors.items():
+            axis.plot(times, values[:, index] * MILLI, linewidth=0.9, label=label)
+        axis.set_title(name, fontsize=9)
+        axis.set_ylabel('error ({})'.format(units[index]), fontsize=8)
+        axis.tick_params(labelsize=7)
+        axis.grid(alpha=0.3)
+    axes[0].legend(fontsize=7, loc='best')
+    return _finish(pyplot, figure, axes, path,
+                   'Computed-torque tracking error: nominal URDF vs identified model')
+
+
+def plot_effort_validation(path, predictions, units, names):
+    """Write measured vs predicted efforts on validation data: {label: (t, E, P, order)}."""
+    pyplot, figure, axes = _figure_grid(len(names))
+    for index, (axis, name) in enumerate(zip(axes, names)):
+        measured_drawn = False
+        for label, (times, measured, predicted, order) in predictions.items():
+            if name not in order:
+                continue
+            column = order.index(name)
+            if not measured_drawn:
+                axis.plot(times, measured[:, column], 'k', linewidth=1.6, label='measured')
+                measured_drawn = True
+            axis.plot(times, predicted[:, column], linewidth=0.9,
+                      label='predicted, ' + label)
+        axis.set_title(name, fontsize=9)
+        axis.set_ylabel('N' if units[index] == 'mm' else 'N m', fontsize=8)
+        axis.tick_params(labelsize=7)
+    axes[0].legend(fontsize=7, loc='best')
+    return _finish(pyplot, figure, axes, path,
+                   'Validation data: measured efforts vs predicted by each model')
 
 
 def output_path(folder, name):

@@ -67,6 +67,8 @@ PARAMETERS = (
     ('urdf_dynamics', False, ParameterType.PARAMETER_BOOL,
      'keep URDF joint damping and friction (default: zero)'),
     ('armature', 0.0, ParameterType.PARAMETER_DOUBLE, 'rotor inertia added to every joint'),
+    ('joint_armature', [], ParameterType.PARAMETER_DOUBLE_ARRAY,
+     'rotor inertia per joint in the order of joints (kg m^2 or kg); replaces armature'),
     ('collisions', False, ParameterType.PARAMETER_BOOL,
      'enable contacts between the robot geometries'),
     ('mimic_constraints', False, ParameterType.PARAMETER_BOOL,
@@ -199,10 +201,15 @@ class MujocoSimNode(Node):
         unknown = sorted(set(command_joints) - set(names))
         if unknown:
             raise ValueError('parameter joints names joints the URDF lacks: {}'.format(unknown))
+        armature = self.param('armature')
+        if list(self.param('joint_armature')):
+            values = check_efforts(self.param('joint_armature'), len(command_joints),
+                                   'joint_armature')
+            armature = dict(zip(command_joints, values.tolist()))
         model = build_mujoco_model(
             urdf, base_dir=base_dir, timestep=1.0 / self.param('physics_rate'),
             gravity=self.param('gravity'), urdf_dynamics=self.param('urdf_dynamics'),
-            armature=self.param('armature'), collisions=self.param('collisions'),
+            armature=armature, collisions=self.param('collisions'),
             mimic_constraints=self.param('mimic_constraints'),
             integrator=self.param('integrator'))
         by_name = {joint.name: joint for joint in joints}

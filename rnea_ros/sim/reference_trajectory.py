@@ -15,7 +15,7 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.time import Time
 from rnea_ros.sim.ros_helpers import declare_parameters, parameter_value, spin_until_shutdown
-from rnea_ros.sim.trajectories import ReferenceProfile
+from rnea_ros.sim.trajectories import ReferenceProfile, TrajectoryFile
 from rosgraph_msgs.msg import Clock as RosClock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -30,6 +30,9 @@ PARAMETERS = (
     ('joint_states_topic', '/joint_states', ParameterType.PARAMETER_STRING,
      'where joint names and start positions are read when not given'),
     ('profile', 'sinusoid', ParameterType.PARAMETER_STRING, 'sinusoid or min_jerk'),
+    ('trajectory_file', '', ParameterType.PARAMETER_STRING,
+     'play an excitation trajectory YAML (rnea-ros excite) instead of profile: its joints, '
+     'at rest at its first point before t = 0 and at its last after its duration'),
     ('amplitude', [0.1], ParameterType.PARAMETER_DOUBLE_ARRAY,
      'sinusoid: q = start + amplitude (1 - cos(2 pi f t)); one value or one per joint'),
     ('frequency', [0.2], ParameterType.PARAMETER_DOUBLE_ARRAY,
@@ -76,7 +79,9 @@ class ReferenceTrajectoryNode(Node):
         self.lookahead = self.param('lookahead')
         self.publisher = self.create_publisher(JointTrajectory, self.param('topic'), 10)
         start = list(self.param('start_positions'))
-        if self.joint_names and start:
+        if self.param('trajectory_file'):
+            self.load_trajectory_file(self.param('trajectory_file'))
+        elif self.joint_names and start:
             self.build_profile(start)
         else:
             self.state_subscription = self.create_subscription(
@@ -111,6 +116,16 @@ class ReferenceTrajectoryNode(Node):
             duration=self.param('duration'), repeat=self.param('repeat'))
         self.get_logger().info('{} reference for {} on {}'.format(
             self.param('profile'), self.joint_names, self.param('topic')))
+
+    def load_trajectory_file(self, path):
+        """Play the trajectory of an excitation YAML file (ValueError if unusable)."""
+        self.profile = TrajectoryFile(path)
+        if self.joint_names and sorted(self.joint_names) != sorted(self.profile.joints):
+            raise ValueError('joints {} differ from the joints of {}: {}'.format(
+                self.joint_names, path, self.profile.joints))
+        self.joint_names = list(self.profile.joints)
+        self.get_logger().info('playing {} ({:g} s) for {} on {}'.format(
+            path, self.profile.duration, self.joint_names, self.param('topic')))
 
     def on_joint_state(self, msg):
         """Take joint names and start positions from the first complete joint state."""

@@ -107,3 +107,28 @@ class ReferenceProfile:
         """Return (Q, QD, QDD) arrays of shape (len(times), joints) for many times."""
         points = [self(float(t)) for t in np.asarray(times, dtype=float)]
         return tuple(np.array([point[k] for point in points]) for k in range(3))
+
+
+class TrajectoryFile:
+    """A trajectory read from an excitation YAML file (``rnea-ros excite``), as a profile.
+
+    ``joints`` is the file's joint order; calls return (positions, velocities, accelerations)
+    in that order, at rest at the first point before t = 0 and at the last after ``duration``.
+    """
+
+    def __init__(self, path):
+        """Load the file (ValueError when it is not an excitation trajectory)."""
+        from rnea_ros.analysis.excitation import FourierTrajectory
+        self.path = path
+        self.trajectory = FourierTrajectory.from_yaml(path)
+        self.joints = list(self.trajectory.joints)
+        self.duration = float(self.trajectory.duration)
+
+    def __call__(self, t):
+        """Return (positions, velocities, accelerations) at ``t`` seconds after the start."""
+        return tuple(np.asarray(x, dtype=float) for x in self.trajectory.evaluate(float(t)))
+
+    def sample(self, times):
+        """Return (Q, QD, QDD) arrays of shape (len(times), joints) for many times."""
+        return tuple(np.asarray(x, dtype=float)
+                     for x in self.trajectory.evaluate(np.asarray(times, dtype=float)))
