@@ -1,20 +1,59 @@
-"""The demo: a short lock-step run meets the targets; its analysis functions are correct."""
+"""The demo: a short lock-step run of the identification story meets its targets.
+
+The story runs real processes (simulator, rnea node, reference publisher, ``rnea-ros
+identify``) on a MuJoCo robot that differs from the nominal URDF by a seeded perturbation. Its
+analysis functions are checked on their own below.
+"""
 import json
 import os
 
 import numpy as np
 import pytest
 
+from rnea_ros.analysis.analyze import read_joint_states
+from rnea_ros.analysis.excitation import FourierTrajectory
 from rnea_ros.sim import demo_analysis as analysis
-from rnea_ros.sim.demo import format_summary, GRAVITY_TARGET, run_demo, TRACKING_TARGET
+from rnea_ros.sim import demo_report
+from rnea_ros.sim.demo import run_demo
+from rnea_ros.sim.demo_story import record_to_bag
+from rnea_ros.sim.sim_launch import DemoScenario
 from rnea_ros.sim.trajectories import ReferenceProfile
+
+EXCITATION_S = 10.0
+TRACKING_S = 4.0
+GRAVITY_S = 2.0
+SHORT_RUN_FACTOR = 10.0     # identified vs nominal, as the full demo
+
+
+def excitation_file(folder):
+    """Write a 10 s Fourier excitation (one period, 5 harmonics) around the demo pose."""
+    scenario = DemoScenario()
+    joints = scenario.joints
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-1.0, 1.0, (len(joints), 5))
+    b = rng.uniform(-1.0, 1.0, (len(joints), 5))
+    a -= a.mean(axis=1, keepdims=True)                      # sum_l a_jl = 0
+    b -= np.outer(b @ np.arange(1, 6), np.arange(1, 6)) / 55.0  # sum_l l b_jl = 0
+    middle = np.array([0.5 * (j.lower + j.upper) for j in joints])
+    half = np.array([0.5 * (j.upper - j.lower) for j in joints])
+    trajectory = FourierTrajectory(scenario.joint_names, 0.1, EXCITATION_S, middle, a, b)
+    span = np.abs(trajectory.sample(100.0)[1] - middle).max(axis=0)
+    speed = np.abs(trajectory.sample(100.0)[2]).max(axis=0)
+    scale = np.minimum(0.6 * half / span, 1.2 / speed)
+    trajectory = FourierTrajectory(scenario.joint_names, 0.1, EXCITATION_S, middle,
+                                   a * scale[:, None], b * scale[:, None])
+    path = os.path.join(folder, 'excitation.yaml')
+    trajectory.to_yaml(path)
+    return path
 
 
 @pytest.fixture(scope='module')
 def demo(tmp_path_factory):
-    """Run the demo in lock-step for 3 s of simulated time per experiment."""
-    folder = tmp_path_factory.mktemp('demo')
-    return run_demo(str(folder), duration=3.0, lock_step=True, log=lambda *_: None), folder
+    """Run the story in lock-step: 2 s gravity, 4 s tracking, 10 s excitation."""
+    folder = str(tmp_path_factory.mktemp('demo'))
+    summary = run_demo(folder, duration=TRACKING_S, gravity_duration=GRAVITY_S,
+                       excitation_file=excitation_file(folder), log=lambda *_: None)
+    return summary, folder
 
 
 def revolute(summary, values):
@@ -23,50 +62,96 @@ def revolute(summary, values):
             if kind != 'prismatic']
 
 
-def test_gravity_compensation_drift_below_one_milliradian(demo):
-    """The rnea node holds the simulated panda: every joint drifts less than 1 mrad."""
+def test_nominal_urdf_is_wrong_for_the_real_robot(demo):
+    """With the nominal URDF the perturbed arm sags and tracks poorly (the error is real)."""
     summary, _ = demo
-    gravity = summary['gravity_compensation']
-    assert gravity['commands']['simulated_s'] == pytest.approx(3.0)
-    assert max(revolute(summary, gravity['max_drift'])) < GRAVITY_TARGET
-    assert max(gravity['max_drift']) < 1e-3
-
-
-def test_zero_torque_contrast_falls(demo):
-    """Without the node the same pose is not held: joints move by more than 0.1 rad."""
-    summary, _ = demo
+    assert summary['nominal']['max_drift_worst_rad'] > 0.05
+    assert summary['nominal']['rms_error_worst_rad'] > 5e-3
     assert max(revolute(summary, summary['zero_torque']['max_deviation'])) > 0.1
 
 
-def test_computed_torque_tracking_rms_below_one_milliradian(demo):
-    """Tracking the sinusoid: RMS error below 1 mrad on every revolute joint."""
+def test_identified_model_beats_the_nominal_by_the_target(demo):
+    """Identified URDF + friction: drift and tracking RMS at least 10x smaller."""
     summary, _ = demo
-    tracking = summary['computed_torque']
-    assert tracking['commands']['simulated_s'] == pytest.approx(3.0)
-    assert max(revolute(summary, tracking['rms_error'])) < TRACKING_TARGET
-    assert max(summary['reference']['amplitude']) > 0.1
+    factors = summary['verdict']['factors']
+    assert factors['gravity_drift'] >= SHORT_RUN_FACTOR, factors
+    assert factors['tracking_rms'] >= SHORT_RUN_FACTOR, factors
+    assert summary['verdict']['met'] and summary['verdict']['meaningful']
+
+
+def test_identified_model_predicts_validation_efforts(demo):
+    """On the validation run (not used to identify) the effort residual shrinks on each joint."""
+    summary, _ = demo
+    validation = summary['validation']
+    for name, kind in zip(summary['joints'], summary['joint_types']):
+        if kind == 'prismatic':
+            continue
+        assert validation['identified'][name] < 0.3 * validation['nominal'][name], name
 
 
 def test_lock_step_answers_every_step(demo):
     """In lock-step every physics step got the command answering its joint state."""
     summary, _ = demo
-    for phase in ('gravity_compensation', 'computed_torque'):
-        commands = summary[phase]['commands']
-        assert commands['lock_step_timeouts'] == 0
-        assert commands['steps_with_latest_command'] == 1.0
-        assert commands['command_rate_hz'] == pytest.approx(1000.0, rel=0.01)
+    assert set(summary['runs']) == set(demo_report.CONTROLLED)
+    for label, run in summary['runs'].items():
+        commands = run['commands']
+        assert commands['lock_step_timeouts'] == 0, label
+        assert commands['steps_with_latest_command'] == 1.0, label
+        assert commands['command_rate_hz'] == pytest.approx(1000.0, rel=0.01), label
 
 
-def test_outputs_written(demo):
-    """Plots, summary.json and the printed report exist and agree."""
+def test_bags_and_outputs_written(demo):
+    """The excitation bag holds the run at 1 kHz; plots, summary.json and the report agree."""
     summary, folder = demo
+    t, names, q, qd, effort = read_joint_states(summary['excitation']['bag'])
+    assert names == summary['joints'] and effort is not None
+    assert len(t) == pytest.approx(1000 * (EXCITATION_S + 1.0), abs=2)
+    assert np.ptp(q, axis=0)[:7].min() > 0.2
     for path in summary['plots'].values():
         assert os.path.getsize(path) > 10000
     with open(os.path.join(folder, 'summary.json')) as stream:
-        assert json.load(stream)['computed_torque']['rms_error'] == \
-            summary['computed_torque']['rms_error']
-    report = format_summary(summary)
-    assert 'PASS' in report and 'FAIL' not in report
+        assert json.load(stream)['identified']['rms_error'] == summary['identified']['rms_error']
+    report = demo_report.format_summary(summary)
+    assert 'PASS' in report and 'FAIL' not in report and 'perturbation' not in report
+    assert 'seed 1' in summary['perturbation']['summary']
+
+
+def test_record_to_bag_pairs_each_state_with_the_effort_applied_from_it(tmp_path):
+    """Row k's position/velocity go out with row k+1's effort (the effort acting from k on)."""
+    record = {'time': np.arange(5) * 0.001, 'joint_names': ['a', 'b'],
+              'position': np.arange(10.0).reshape(5, 2),
+              'velocity': -np.arange(10.0).reshape(5, 2),
+              'effort': 100 + np.arange(10.0).reshape(5, 2)}
+    path = record_to_bag(record, str(tmp_path / 'bag'))
+    t, names, q, qd, effort = read_joint_states(path)
+    np.testing.assert_allclose(t, record['time'][:4])
+    np.testing.assert_allclose(q, record['position'][:4])
+    np.testing.assert_allclose(effort, record['effort'][1:])
+
+
+def _run(rtf, age, timeouts=0, seconds=10.0):
+    return {'commands': {'simulated_s': seconds, 'real_time_factor': rtf,
+                         'command_age_p99_ms': age, 'lock_step_timeouts': timeouts,
+                         'sync_timeouts': 0}}
+
+
+def test_verdict_flags_free_running_figures_of_a_slow_machine():
+    """Free-running: a low real-time factor or old commands make the figures meaningless."""
+    base = {'nominal': {'max_drift_worst_rad': 1.0, 'rms_error_worst_rad': 0.02},
+            'identified': {'max_drift_worst_rad': 0.001, 'rms_error_worst_rad': 0.001}}
+    good = demo_report.verdict(dict(base, lock_step=False, runs={'x': _run(1.0, 1.0)}))
+    assert good['meaningful'] and good['met']
+    assert good['factors']['gravity_drift'] == pytest.approx(1000.0)
+    slow = demo_report.verdict(dict(base, lock_step=False, runs={'x': _run(0.4, 174.0)}))
+    assert not slow['meaningful'] and len(slow['reasons']) == 2
+    assert 'real-time factor 0.40' in slow['reasons'][0]
+    missed = demo_report.verdict(dict(base, lock_step=True, runs={'x': _run(0.1, 1.0, 50)}))
+    assert not missed['meaningful'] and 'timed out' in missed['reasons'][0]
+    slow_lock_step = demo_report.verdict(dict(base, lock_step=True,
+                                              runs={'x': _run(0.1, 9.0, 0)}))
+    assert slow_lock_step['meaningful'] and slow_lock_step['met']
+    weak = dict(base, identified={'max_drift_worst_rad': 0.5, 'rms_error_worst_rad': 0.001})
+    assert not demo_report.verdict(dict(weak, lock_step=True, runs={}))['met']
 
 
 def test_max_drift_and_tracking_errors():

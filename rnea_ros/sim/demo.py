@@ -251,12 +251,13 @@ def run_phase(runner, scenario, phase, lock_step, folder, monitor=None, timeout=
 
 def run_demo(folder, urdf_file=None, duration=10.0, lock_step=True, domain_id=None,
              plots=True, log=print, seed=DEFAULT_SEED, excitation_duration=30.0,
-             gravity_duration=None):
+             gravity_duration=None, excitation_file=None):
     """Run the story (nominal, excitation, identify, identified); return the summary dict.
 
     ``duration``: simulated seconds of each tracking run (``gravity_duration``, default the
-    same, of each gravity-compensation run); ``excitation_duration``: of the excitation. The
-    summary is also written as summary.json.
+    same, of each gravity-compensation run); ``excitation_duration``: of the excitation that
+    ``rnea-ros excite`` designs, unless ``excitation_file`` gives one. The summary is also
+    written as summary.json.
     """
     folder = os.path.abspath(folder)
     os.makedirs(folder, exist_ok=True)
@@ -282,9 +283,15 @@ def run_demo(folder, urdf_file=None, duration=10.0, lock_step=True, domain_id=No
         run(Phase('nominal_gravity', 'gravity_compensation', gravity_duration, sim=truth))
         run(Phase('zero_torque', None, gravity_duration, sim=truth))
         run(Phase('nominal_tracking', 'computed_torque', duration, sim=truth))
-        log('designing the excitation: rnea-ros excite ...')
-        trajectory_file = story.excitation_trajectory(
-            folder, scenario.urdf_file, excitation_duration, runner.env)
+        trajectory_file = excitation_file
+        if not trajectory_file:
+            log('excitation: rnea-ros excite --duration {:g} (kept for later runs) ...'.format(
+                excitation_duration))
+            trajectory_file, designed = story.excitation_trajectory(
+                folder, scenario.urdf_file, excitation_duration, runner.env)
+            log('excitation: {} {}'.format(
+                trajectory_file, 'designed' if designed else 'from an earlier run'))
+        trajectory_file = os.path.abspath(trajectory_file)
         trajectory = TrajectoryFile(trajectory_file)
         start = dict(zip(trajectory.joints, trajectory(0.0)[0]))
         initial = [start.get(name, value) for name, value in zip(scenario.joint_names,
@@ -342,6 +349,8 @@ def parse_arguments(argv):
                         help='simulated seconds of each gravity-compensation run (default 5)')
     parser.add_argument('--excitation-duration', type=float, default=30.0,
                         help='seconds of the excitation trajectory (default 30)')
+    parser.add_argument('--excitation', default=None, metavar='YAML',
+                        help='play this excitation trajectory instead of designing one')
     parser.add_argument('--seed', type=int, default=DEFAULT_SEED,
                         help='seed of the robot perturbation (default {})'.format(DEFAULT_SEED))
     timing = parser.add_mutually_exclusive_group()
@@ -362,7 +371,8 @@ def main(argv=None):
     try:
         summary = run_demo(args.out, args.urdf, args.duration, args.lock_step, args.domain_id,
                            seed=args.seed, excitation_duration=args.excitation_duration,
-                           gravity_duration=args.gravity_duration)
+                           gravity_duration=args.gravity_duration,
+                           excitation_file=args.excitation)
     except (PhaseFailed, story.StoryFailed, ValueError) as error:
         print('demo failed: {}'.format(error), file=sys.stderr)
         return 1

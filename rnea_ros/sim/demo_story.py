@@ -9,6 +9,7 @@
   and the rnea node's friction parameters;
 - :func:`effort_prediction`: predicted vs measured efforts of a model on a record.
 """
+import hashlib
 import json
 import os
 import shutil
@@ -63,13 +64,31 @@ def _run_cli(arguments, log_file, env, timeout):
     return done.stdout
 
 
-def excitation_trajectory(folder, urdf_file, duration, env, timeout=600):
-    """Design the excitation with ``rnea-ros excite``; return the YAML file's path."""
+def excitation_trajectory(folder, urdf_file, duration, env, timeout=1200):
+    """Design the excitation with ``rnea-ros excite``; return (YAML path, designed now).
+
+    The design (an optimisation, minutes on a busy machine) is kept in the output folder and
+    reused by the next run for the same URDF text and duration; delete the file to redesign.
+    """
+    from rnea_ros.sim.trajectories import TrajectoryFile
     path = os.path.join(folder, 'identification', 'excitation.yaml')
+    stamp = path + '.source'
+    with open(urdf_file, 'rb') as stream:
+        source = '{} {:g}'.format(hashlib.sha256(stream.read()).hexdigest(), float(duration))
+    if os.path.exists(path) and os.path.exists(stamp):
+        with open(stamp) as stream:
+            if stream.read() == source:
+                try:
+                    TrajectoryFile(path)
+                    return path, False
+                except ValueError:
+                    pass
     os.makedirs(os.path.dirname(path), exist_ok=True)
     _run_cli(['excite', '--urdf', urdf_file, '--duration', duration, '--out', path],
              os.path.join(folder, 'logs', 'excite.log'), env, timeout)
-    return path
+    with open(stamp, 'w') as stream:
+        stream.write(source)
+    return path, True
 
 
 def record_to_bag(record, path, start=0.0):
