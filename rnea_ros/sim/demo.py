@@ -38,6 +38,7 @@ import yaml
 
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_SEED = 1
+LOCK_STEP_TIMEOUT = 5.0     # wall seconds a lock-step waits for its command
 
 
 class _PlainDumper(yaml.SafeDumper):
@@ -217,6 +218,9 @@ def run_phase(runner, scenario, phase, lock_step, folder, monitor=None, timeout=
         duration=phase.duration, lock_step=lock_step, record_file=record_file,
         real_time_factor=1.0 if controlled else 0.0, wait_for_first_command=controlled,
         sync_reference=mode == 'computed_torque', paused=controlled)
+    # A loaded machine can stall a process for a while: wait for it rather than step without
+    # the command (each such step would count as a lock-step miss).
+    sim_parameters['lock_step_timeout'] = LOCK_STEP_TIMEOUT
     sim_parameters.update(phase.sim)
     simulator = runner.start(label + '_mujoco_sim', 'rnea_ros.sim.mujoco_sim', sim_parameters)
     processes = [simulator]

@@ -11,6 +11,7 @@ CONTROLLED = ('nominal_gravity', 'nominal_tracking', 'excitation', 'identified_g
 MIN_REAL_TIME_FACTOR = 0.9
 MAX_COMMAND_AGE_P99_MS = 2.0
 MAX_LOCK_STEP_MISSES = 0.001    # fraction of steps
+MAX_FACTOR = 1e6                # reported when the identified figure is 0
 
 
 def _worst(values, revolute):
@@ -47,14 +48,19 @@ def summarize(scenario, records, diagnostics, lock_step):
     return summary
 
 
+def _factor(before, after):
+    """Return before / after, at most MAX_FACTOR (after may be 0)."""
+    return float(min(before / after, MAX_FACTOR)) if after > 0 else MAX_FACTOR
+
+
 def verdict(summary):
     """Return the improvement factors, whether they meet the target and whether they count."""
     nominal, identified = summary['nominal'], summary['identified']
     factors = {
-        'gravity_drift': nominal['max_drift_worst_rad'] /
-        max(identified['max_drift_worst_rad'], 1e-12),
-        'tracking_rms': nominal['rms_error_worst_rad'] /
-        max(identified['rms_error_worst_rad'], 1e-12)}
+        'gravity_drift': _factor(nominal['max_drift_worst_rad'],
+                                 identified['max_drift_worst_rad']),
+        'tracking_rms': _factor(nominal['rms_error_worst_rad'],
+                                identified['rms_error_worst_rad'])}
     reasons = []
     for label, run in summary['runs'].items():
         commands = run['commands']
@@ -97,19 +103,19 @@ def format_summary(summary):
                 summary['gravity_duration_s']),
              '{:.3g}'.format(1e3 * nominal['max_drift_worst_rad']),
              '{:.3g}'.format(1e3 * identified['max_drift_worst_rad']),
-             '{:.0f}x'.format(factors['gravity_drift'])],
+             '{:.3g}x'.format(factors['gravity_drift'])],
             ['computed torque: tracking RMS error over {:g} s (mrad)'.format(
                 summary['duration_s']),
              '{:.3g}'.format(1e3 * nominal['rms_error_worst_rad']),
              '{:.3g}'.format(1e3 * identified['rms_error_worst_rad']),
-             '{:.0f}x'.format(factors['tracking_rms'])]]
+             '{:.3g}x'.format(factors['tracking_rms'])]]
     validation = summary.get('validation')
     if validation:
         rows.append(['validation effort residual RMS, worst joint (N m or N)',
                      '{:.3g}'.format(max(validation['nominal'].values())),
                      '{:.3g}'.format(max(validation['identified'].values())),
-                     '{:.0f}x'.format(max(validation['nominal'].values()) /
-                                      max(max(validation['identified'].values()), 1e-12))])
+                     '{:.3g}x'.format(_factor(max(validation['nominal'].values()),
+                                              max(validation['identified'].values())))])
     lines.append(analysis.format_table(['', 'nominal URDF', 'identified', 'better by'], rows))
     joint_rows = []
     for index, name in enumerate(summary['joints']):
@@ -142,7 +148,7 @@ def format_summary(summary):
         lines.append('FIGURES NOT MEANINGFUL (rerun in lock-step, the default): ' +
                      '; '.join(verdict_['reasons']))
     else:
-        lines.append('Identified vs nominal: drift {:.0f}x, tracking RMS {:.0f}x smaller '
+        lines.append('Identified vs nominal: drift {:.3g}x, tracking RMS {:.3g}x smaller '
                      '(target >= {:.0f}x) {}'.format(
                          factors['gravity_drift'], factors['tracking_rms'],
                          verdict_['target_factor'], 'PASS' if verdict_['met'] else 'FAIL'))
