@@ -103,9 +103,11 @@ def _columns_to_root(ints, reals, ws, b, Y, row0):
                 Y[iv + 4, col] = n1
                 Y[iv + 5, col] = n2
             elif kind == REVOLUTE:
-                Y[iv, col] = reals[j, AXIS] * n0 + reals[j, AXIS + 1] * n1 + reals[j, AXIS + 2] * n2
+                Y[iv, col] = (reals[j, AXIS] * n0 + reals[j, AXIS + 1] * n1
+                              + reals[j, AXIS + 2] * n2)
             else:
-                Y[iv, col] = reals[j, AXIS] * f0 + reals[j, AXIS + 1] * f1 + reals[j, AXIS + 2] * f2
+                Y[iv, col] = (reals[j, AXIS] * f0 + reals[j, AXIS + 1] * f1
+                              + reals[j, AXIS + 2] * f2)
             lam = ints[j, PARENT]
             if lam < 0:
                 break
@@ -161,4 +163,3 @@ def regressor_batch(model, buffers, Q, QD, QDD, Y, status, block):
             for b in range(nb):
                 _columns_to_root(ints, reals, ws, b, Y, k * nv)
     return nblocks
-

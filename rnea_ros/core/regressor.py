@@ -59,12 +59,19 @@ def joint_parameters(model):
                             np.zeros(model.njoints)]).ravel()
 
 
-def parameter_names(model, friction=False):
-    """Return readable names of the columns: ``XX2`` style with the body's link, joint terms."""
-    names = [f'{p}[{link}]' for link in model.body_links for p in PARAM_NAMES]
-    if friction:
-        names += [f'{p}[{j}]' for j in model.joint_names for p in JOINT_PARAM_NAMES]
-    return names
+def parameter_names(model, friction=False, numbered=False):
+    """Return readable names of the columns: ``XX[link]``, ``Fv[joint]``.
+
+    ``numbered=True`` gives Khalil's style ``XX2``, ``Fv2`` (body and joint numbers from 1, in
+    model order), which for an MDH robot (:mod:`rnea_ros.khalil.mdh`) are the table's j.
+    """
+    if numbered:
+        names = [f'{p}{b + 1}' for b in range(model.nbodies) for p in PARAM_NAMES]
+        joints = [f'{p}{j + 1}' for j in range(model.njoints) for p in JOINT_PARAM_NAMES]
+    else:
+        names = [f'{p}[{link}]' for link in model.body_links for p in PARAM_NAMES]
+        joints = [f'{p}[{j}]' for j in model.joint_names for p in JOINT_PARAM_NAMES]
+    return names + (joints if friction else [])
 
 
 def spatial_inertia(phi):
