@@ -43,11 +43,19 @@ class BaseParameters:
         return self.K @ np.asarray(phi, dtype=float)
 
 
-def random_states(model, n, rng, scale=1.0):
-    """Return (Q, QD, QDD) of n random states: positions within limits, unit quaternions."""
+def random_states(model, n, rng, scale=1.0, moving=None, hold=None):
+    """Return (Q, QD, QDD) of n random states: positions within limits, unit quaternions.
+
+    ``moving`` (joint indices, default all) move; the other joints stay at ``hold`` (their
+    positions, njoints values) with zero velocity and acceleration.
+    """
     lo = np.where(np.isfinite(model.lower_limits), model.lower_limits, -np.pi)
     hi = np.where(np.isfinite(model.upper_limits), model.upper_limits, np.pi)
     joints = rng.uniform(lo, hi, (n, model.njoints))
+    still = np.ones(model.njoints, dtype=bool)
+    still[np.arange(model.njoints) if moving is None else np.asarray(moving, dtype=int)] = False
+    if still.any():
+        joints[:, still] = np.asarray(hold, dtype=float)[still]
     if model.floating_base:
         quat = rng.normal(size=(n, 4))
         quat /= np.linalg.norm(quat, axis=1, keepdims=True)
@@ -56,6 +64,9 @@ def random_states(model, n, rng, scale=1.0):
         Q = joints
     QD = rng.uniform(-scale, scale, (n, model.nv))
     QDD = rng.uniform(-scale, scale, (n, model.nv))
+    off = model.nv - model.njoints
+    QD[:, off + np.flatnonzero(still)] = 0.0
+    QDD[:, off + np.flatnonzero(still)] = 0.0
     return Q, QD, QDD
 
 
@@ -114,17 +125,23 @@ def combination_name(row, standard_names, lead):
 
 
 def base_parameters(model, friction=False, samples=None, seed=0, numbered=False,
-                    gravity=None):
+                    gravity=None, moving=None, hold=None):
     """Return the :class:`BaseParameters` of a model from the regressor of random states.
 
     ``friction=True`` includes the joint columns [Fv, Fs, Ia, off] (rotor inertia Ia of the first
     joint then combines with the first link's ZZ, as in Khalil and Dombre's tables).
+    ``moving``/``hold``: only these joints move and only their efforts are used (the others
+    are held at ``hold``, see :func:`random_states`): the base set of a partial excitation.
     """
     rng = np.random.default_rng(seed)
     p = 10 * model.nbodies + (4 * model.njoints if friction else 0)
     n = samples or max(50, 3 * p // max(model.nv, 1) + 20)
-    Q, QD, QDD = random_states(model, n, rng)
+    Q, QD, QDD = random_states(model, n, rng, moving=moving, hold=hold)
     W = regressor_batch(model, Q, QD, QDD, gravity=gravity, friction=friction)
+    if moving is not None:
+        off = model.nv - model.njoints
+        rows = np.concatenate([np.arange(off), off + np.asarray(moving, dtype=int)])
+        W = W.reshape(n, model.nv, -1)[:, rows, :].reshape(-1, W.shape[1])
     names = parameter_names(model, friction=friction, numbered=numbered)
     priority = khalil_priority(model.nbodies, model.njoints if friction else 0)
     return base_from_regressor(W, names, priority)
