@@ -220,7 +220,9 @@ class _Design:
         nv = self.model.nv
         W = regressor_batch(self.model, Q, QD, QDD, friction=True)
         W = W.reshape(self.t.size, nv, -1)[:, self.rows, :].reshape(-1, W.shape[1])
-        sv = np.linalg.svd(W @ self.base.K.T, compute_uv=False)
+        Wb = W[:, self.base.base]        # W phi = W_b K phi: the base columns are W_b
+        ev = np.linalg.eigvalsh(Wb.T @ Wb)      # squared singular values (cheaper than an SVD)
+        sv = np.sqrt(np.clip(ev[::-1], 0.0, None))
         tau = inverse_dynamics_batch(self.model, Q, QD, QDD)[:, self.rows]
         ratio = np.abs(tau).max(axis=0) / self.effort
         return sv[0] / max(sv[-1], 1e-300), float(np.max(ratio))
