@@ -226,6 +226,12 @@ def run_phase(runner, scenario, phase, lock_step, folder, monitor=None, timeout=
     processes = [simulator]
     if controlled:
         parameters = scenario.rnea_parameters(mode)
+        if lock_step:
+            # Time is the simulator's: a stalled process must not make the node drop the
+            # reference (desired_timeout) or stop commanding (joint_state_timeout) on the
+            # steady clock; every joint state it gets is answered in simulated time.
+            parameters.update(desired_timeout=2 * LOCK_STEP_TIMEOUT,
+                              joint_state_timeout=2 * LOCK_STEP_TIMEOUT)
         parameters.update(phase.rnea)
         processes.append(runner.start(label + '_rnea', 'rnea_ros.node', parameters))
     if mode == 'computed_torque':
