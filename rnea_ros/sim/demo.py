@@ -261,13 +261,14 @@ def run_phase(runner, scenario, phase, lock_step, folder, monitor=None, timeout=
 
 def run_demo(folder, urdf_file=None, duration=10.0, lock_step=True, domain_id=None,
              plots=True, log=print, seed=DEFAULT_SEED, excitation_duration=30.0,
-             gravity_duration=None, excitation_file=None):
+             gravity_duration=None, excitation_file=None, design_excitation=False):
     """Run the story (nominal, excitation, identify, identified); return the summary dict.
 
     ``duration``: simulated seconds of each tracking run (``gravity_duration``, default the
     same, of each gravity-compensation run); ``excitation_duration``: of the excitation that
-    ``rnea-ros excite`` designs, unless ``excitation_file`` gives one. The summary is also
-    written as summary.json.
+    ``rnea-ros excite`` designs (or designed before: see :func:`story.excitation_trajectory`;
+    ``design_excitation`` forces a new design), unless ``excitation_file`` gives one. The
+    summary is also written as summary.json.
     """
     folder = os.path.abspath(folder)
     os.makedirs(folder, exist_ok=True)
@@ -295,12 +296,12 @@ def run_demo(folder, urdf_file=None, duration=10.0, lock_step=True, domain_id=No
         run(Phase('nominal_tracking', 'computed_torque', duration, sim=truth))
         trajectory_file = excitation_file
         if not trajectory_file:
-            log('excitation: rnea-ros excite --duration {:g} (kept for later runs) ...'.format(
-                excitation_duration))
-            trajectory_file, designed = story.excitation_trajectory(
-                folder, scenario.urdf_file, excitation_duration, runner.env)
-            log('excitation: {} {}'.format(
-                trajectory_file, 'designed' if designed else 'from an earlier run'))
+            log('excitation: rnea-ros excite --urdf {} --duration {:g} ...'.format(
+                scenario.urdf_file, excitation_duration))
+            trajectory_file, origin = story.excitation_trajectory(
+                folder, scenario.urdf_file, excitation_duration, runner.env,
+                design=design_excitation)
+            log('excitation: {} ({})'.format(trajectory_file, origin))
         trajectory_file = os.path.abspath(trajectory_file)
         trajectory = TrajectoryFile(trajectory_file)
         start = dict(zip(trajectory.joints, trajectory(0.0)[0]))
@@ -361,6 +362,9 @@ def parse_arguments(argv):
                         help='seconds of the excitation trajectory (default 30)')
     parser.add_argument('--excitation', default=None, metavar='YAML',
                         help='play this excitation trajectory instead of designing one')
+    parser.add_argument('--design-excitation', action='store_true',
+                        help='run rnea-ros excite even when a design for this URDF and '
+                        'duration is at hand (out folder, or shipped for the panda)')
     parser.add_argument('--seed', type=int, default=DEFAULT_SEED,
                         help='seed of the robot perturbation (default {})'.format(DEFAULT_SEED))
     timing = parser.add_mutually_exclusive_group()
@@ -382,7 +386,8 @@ def main(argv=None):
         summary = run_demo(args.out, args.urdf, args.duration, args.lock_step, args.domain_id,
                            seed=args.seed, excitation_duration=args.excitation_duration,
                            gravity_duration=args.gravity_duration,
-                           excitation_file=args.excitation)
+                           excitation_file=args.excitation,
+                           design_excitation=args.design_excitation)
     except (PhaseFailed, story.StoryFailed, ValueError) as error:
         print('demo failed: {}'.format(error), file=sys.stderr)
         return 1

@@ -21,6 +21,8 @@ from rnea_ros.sim.perturbation import perturb_robot
 import yaml
 
 CLI = 'rnea_ros.analysis.cli'
+SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHIPPED_EXCITATION = os.path.join(SOURCE_ROOT, 'config', 'demo_excitation_panda.yaml')
 
 
 class StoryFailed(RuntimeError):
@@ -64,31 +66,48 @@ def _run_cli(arguments, log_file, env, timeout):
     return done.stdout
 
 
-def excitation_trajectory(folder, urdf_file, duration, env, timeout=1200):
-    """Design the excitation with ``rnea-ros excite``; return (YAML path, designed now).
-
-    The design (an optimisation, minutes on a busy machine) is kept in the output folder and
-    reused by the next run for the same URDF text and duration; delete the file to redesign.
-    """
-    from rnea_ros.sim.trajectories import TrajectoryFile
-    path = os.path.join(folder, 'identification', 'excitation.yaml')
-    stamp = path + '.source'
+def design_source(urdf_file, duration):
+    """Return the key of an excitation design: the URDF text's SHA-256 and the duration."""
     with open(urdf_file, 'rb') as stream:
-        source = '{} {:g}'.format(hashlib.sha256(stream.read()).hexdigest(), float(duration))
-    if os.path.exists(path) and os.path.exists(stamp):
-        with open(stamp) as stream:
-            if stream.read() == source:
-                try:
-                    TrajectoryFile(path)
-                    return path, False
-                except ValueError:
-                    pass
+        return '{} {:g}'.format(hashlib.sha256(stream.read()).hexdigest(), float(duration))
+
+
+def _matches(path, source):
+    """Return True when ``path`` is a loadable design whose ``.source`` is ``source``."""
+    from rnea_ros.sim.trajectories import TrajectoryFile
+    try:
+        with open(path + '.source') as stream:
+            if stream.read().strip() != source:
+                return False
+        TrajectoryFile(path)
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def excitation_trajectory(folder, urdf_file, duration, env, design=False, timeout=3600):
+    """Return (excitation YAML path, where it comes from) for the URDF and duration.
+
+    ``rnea-ros excite`` designs it (an optimisation: minutes, more on a busy machine) unless
+    an earlier design for the same URDF text and duration is at hand: one kept in the output
+    folder by an earlier run, or the one shipped for the demo's panda
+    (``config/demo_excitation_panda.yaml``, designed with the same command). ``design`` forces
+    a new design.
+    """
+    path = os.path.join(folder, 'identification', 'excitation.yaml')
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    source = design_source(urdf_file, duration)
+    if not design and _matches(path, source):
+        return path, 'designed by an earlier run'
+    if not design and _matches(SHIPPED_EXCITATION, source):
+        for suffix in ('', '.source'):
+            shutil.copyfile(SHIPPED_EXCITATION + suffix, path + suffix)
+        return path, 'shipped design ' + os.path.relpath(SHIPPED_EXCITATION, SOURCE_ROOT)
     _run_cli(['excite', '--urdf', urdf_file, '--duration', duration, '--out', path],
              os.path.join(folder, 'logs', 'excite.log'), env, timeout)
-    with open(stamp, 'w') as stream:
-        stream.write(source)
-    return path, True
+    with open(path + '.source', 'w') as stream:
+        stream.write(source + '\n')
+    return path, 'designed now'
 
 
 def record_to_bag(record, path, start=0.0):
