@@ -285,3 +285,33 @@ def test_paused_holds_until_unpaused_and_only_paused_changes_at_run_time(context
     assert not sim.paused
     loop.run()
     assert sim.simulation.steps == 10
+
+
+def test_reference_node_plays_an_excitation_file(context, tmp_path):
+    """trajectory_file: points equal the Fourier trajectory at (stamp - start), file's joints."""
+    from rnea_ros.analysis.excitation import FourierTrajectory
+    trajectory = FourierTrajectory(['b', 'a'], 2.0, 1.0, [0.1, -0.2],
+                                   [[0.3, -0.3], [0.1, -0.1]], [[0.2, -0.1], [0.0, 0.0]])
+    path = str(tmp_path / 'excitation.yaml')
+    trajectory.to_yaml(path)
+    overrides = [Parameter('trajectory_file', value=path), Parameter('rate', value=200.0)]
+    node = ReferenceTrajectoryNode(context=context, parameter_overrides=overrides)
+    listener = rclpy.create_node('listener', context=context)
+    seen = []
+    listener.create_subscription(JointTrajectory, '/rnea/reference', seen.append, 100)
+    executor = rclpy.executors.SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    executor.add_node(listener)
+    while len(seen) < 20:
+        executor.spin_once(timeout_sec=0.1)
+    for msg in seen:
+        t = (msg.header.stamp.sec * 1000000000 + msg.header.stamp.nanosec -
+             node.start_time) * 1e-9
+        assert list(msg.joint_names) == ['b', 'a']
+        for field, values in zip(('positions', 'velocities', 'accelerations'),
+                                 trajectory.evaluate(t)):
+            np.testing.assert_allclose(getattr(msg.points[0], field), values, atol=1e-6)
+    assert any(abs(msg.points[0].velocities[0]) > 0.1 for msg in seen)
+    with pytest.raises(ValueError, match='differ'):
+        ReferenceTrajectoryNode(context=context, parameter_overrides=overrides + [
+            Parameter('joints', value=['a', 'c'])])

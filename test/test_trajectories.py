@@ -84,3 +84,27 @@ def test_bad_parameters_raise_value_error(kwargs, message):
     """Unknown profiles, wrong lengths and non-finite values are rejected with a reason."""
     with pytest.raises(ValueError, match=message):
         ReferenceProfile(start=START, **kwargs)
+
+
+def test_trajectory_file_is_a_profile_at_rest_outside_its_duration(tmp_path):
+    """An excitation YAML plays as a profile: sample = calls, rest before 0 and after T."""
+    from rnea_ros.analysis.excitation import FourierTrajectory
+    from rnea_ros.sim.trajectories import TrajectoryFile
+    trajectory = FourierTrajectory(['j1', 'j2'], 0.5, 2.0, [0.1, -0.2],
+                                   [[0.3, -0.3], [0.1, -0.1]], [[0.2, -0.1], [0.0, 0.0]])
+    path = str(tmp_path / 'excitation.yaml')
+    trajectory.to_yaml(path)
+    profile = TrajectoryFile(path)
+    assert profile.joints == ['j1', 'j2'] and profile.duration == 2.0
+    times = np.linspace(-0.5, 2.5, 31)
+    sampled = profile.sample(times)
+    for k, t in enumerate(times):
+        for field in range(3):
+            np.testing.assert_allclose(profile(t)[field], sampled[field][k], atol=1e-12)
+    assert np.any(np.abs(sampled[1][10]) > 0.05)
+    for t in (-0.5, 2.5):
+        q, qd, qdd = profile(t)
+        np.testing.assert_allclose(q, profile(0.0)[0], atol=1e-12)
+        assert not np.any(qd) and not np.any(qdd)
+    with pytest.raises(ValueError):
+        TrajectoryFile(str(tmp_path / 'missing.yaml'))
