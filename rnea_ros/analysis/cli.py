@@ -17,7 +17,8 @@ import sys
 import numpy as np
 
 from rnea_ros.analysis import analyze as analysis
-from rnea_ros.core.dynamics import coordinate_name, inverse_dynamics
+from rnea_ros.core.checks import coordinate_name
+from rnea_ros.core.dynamics import inverse_dynamics
 from rnea_ros.core.model import RobotModel
 
 

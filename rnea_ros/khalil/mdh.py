@@ -22,7 +22,7 @@ fixed frames with sigma = 2); frames NL+1..NJ are the B = NJ - NL cut joints k, 
 i = a(k); frames NJ+1..NJ+B are the frames k+B, fixed (sigma = 2) on link j = a(k+B) and aligned
 with frame k when the loop is closed (eq. 3).  Cut frames carry no inertia.
 
-:func:`model_from_mdh` turns the tree part into a :class:`rnea_ros.model.RobotModel`;
+:func:`model_from_mdh` turns the tree part into a :class:`rnea_ros.core.model.RobotModel`;
 :func:`loop_constraints` returns the cut joints as loop-constraint data.
 """
 
@@ -35,8 +35,9 @@ import os
 
 import numpy as np
 
-from rnea_ros.core.model import JointSpec, LinkSpec, RobotModel
+from rnea_ros.core.model import RobotModel
 from rnea_ros.core.spatial import rotx, rotz
+from rnea_ros.core.specs import JointSpec, LinkSpec
 
 GEOMETRY = ('gamma', 'b', 'alpha', 'd', 'theta', 'r')
 INERTIA = ('XX', 'XY', 'XZ', 'YY', 'YZ', 'ZZ', 'MX', 'MY', 'MZ', 'M')
