@@ -97,7 +97,8 @@ def singular_message(model, body):
 def check_quaternion(model, q):
     """Raise ValueError when a floating base's quaternion q[3:7] has a zero or huge norm."""
     if model.floating_base:
-        n2 = float(q[3:7] @ q[3:7])
+        with np.errstate(over='ignore'):
+            n2 = float(q[3:7] @ q[3:7])
         if not (n2 >= 1e-12 and n2 < 1e300):
             raise_status(model, STATUS_BAD_QUATERNION, (q,), ('q',))
 

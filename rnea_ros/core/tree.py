@@ -113,7 +113,8 @@ def tree_order(root, children, link_by_name):
 def unit_axis(joint):
     """Return the joint's axis normalised; ValueError if zero or if normalising overflows."""
     axis = finite(joint.axis, f"axis of joint '{joint.name}'").reshape(3)
-    norm = np.linalg.norm(axis)
+    with np.errstate(over='ignore'):
+        norm = np.linalg.norm(axis)
     if not norm >= 1e-12:
         raise ValueError(f"joint '{joint.name}' has a zero axis")
     unit = axis / norm
@@ -182,12 +183,13 @@ def lumped_inertias(link_body, link_by_name, nbodies):
         m, c, Ic = link_by_name[lk]
         if b < 0 or (m == 0.0 and not Ic.any()):
             continue
-        c_b = R @ c + p
-        C = skew(c_b)
-        acc = inertia[b]
-        acc[0] += m
-        acc[1] = acc[1] + m * c_b
-        acc[2] = acc[2] + R @ Ic @ R.T - m * C @ C
+        with np.errstate(over='ignore', invalid='ignore'):      # checked below
+            c_b = R @ c + p
+            C = skew(c_b)
+            acc = inertia[b]
+            acc[0] += m
+            acc[1] = acc[1] + m * c_b
+            acc[2] = acc[2] + R @ Ic @ R.T - m * C @ C
         owners[b].append(lk)
     for b, (m, h, I_o) in enumerate(inertia):
         if not (np.isfinite(m) and np.all(np.isfinite(h)) and np.all(np.isfinite(I_o))):
@@ -203,9 +205,11 @@ def check_placements(bodies, inertia):
     m |p|^2: such a model would give non-finite results for every state.
     """
     for b, p in enumerate(bodies.p):
-        p2 = float(p @ p)
-        if not (np.isfinite(p2) and np.isfinite(inertia[b][0] * p2)
-                and np.isfinite(np.abs(inertia[b][2]).max() * max(1.0, p2))):
+        with np.errstate(over='ignore', invalid='ignore'):
+            p2 = float(p @ p)
+            large = not (np.isfinite(p2) and np.isfinite(inertia[b][0] * p2)
+                         and np.isfinite(np.abs(inertia[b][2]).max() * max(1.0, p2)))
+        if large:
             name = bodies.joint[b].name if bodies.joint[b] is not None else bodies.links[b]
             raise ValueError(f"origin of joint '{name}' is too far ({p.tolist()} m): "
                              'the dynamics would overflow')
