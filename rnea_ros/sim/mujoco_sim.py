@@ -16,6 +16,7 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rnea_ros.core.layout import DEFAULT_GRAVITY
 from rnea_ros.sim.mujoco_model import (build_mujoco_model, check_efforts,
                                        default_initial_positions, Simulation)
 from rnea_ros.sim.ros_helpers import declare_parameters, make_executor, parameter_value
@@ -63,7 +64,7 @@ PARAMETERS = (
      'a command older than this (simulated seconds) is dropped to zero effort'),
     ('clamp_efforts', True, ParameterType.PARAMETER_BOOL,
      'clamp commands to the URDF effort limits'),
-    ('gravity', [0.0, 0.0, -9.81], ParameterType.PARAMETER_DOUBLE_ARRAY,
+    ('gravity', list(DEFAULT_GRAVITY), ParameterType.PARAMETER_DOUBLE_ARRAY,
      'gravity in the world frame (m/s^2)'),
     ('urdf_dynamics', False, ParameterType.PARAMETER_BOOL,
      'keep URDF joint damping and friction (default: zero)'),
