@@ -21,10 +21,10 @@ import numba
 import numpy as np
 
 from rnea_ros.core import kernels
-from rnea_ros.core.checks import matrix, prepare, raise_status, run_kernel
+from rnea_ros.core.checks import fast_path, matrix, prepare, raise_status, run_kernel
 
 _BATCH_BLOCK = 64      # rows per parallel work item of inverse_dynamics_batch
-_empty = np.empty      # module-level names: the per-call fast path looks up less
+_empty = np.empty
 _rnea_kernel = kernels.rnea
 _NAMES = ('q', 'qd', 'qdd')
 
@@ -37,6 +37,7 @@ def _run_rnea(model, q, qd, qdd, f_ext, gravity, base_acceleration, ws):
     return tau, ws, qd, qdd
 
 
+@fast_path(_rnea_kernel)
 def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, base_acceleration=None,
                      ws=None):
     """Return the joint efforts tau = ID(q, qd, qdd, f_ext) (N or N m, in model order).
@@ -46,21 +47,8 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, base_accelerat
     moving base (ship, mobile platform), applied as a_0 = a_base - a_g (RBDA §5.3).  Inputs so
     large that the result overflows raise ValueError.
     """
-    # The common call (float64 arrays, no options) goes straight to the kernel: this function
-    # is the hot path of the node and of user control loops.  Any failure takes the checked
-    # path, which raises the error.
-    if ws is None and f_ext is None and gravity is None and base_acceleration is None:
-        ws = model.default_workspace
-        if not ws.custom:
-            tau = _empty(model.nv)
-            try:
-                status = _rnea_kernel(model.kernel_model, ws.buffer, q, qd, qdd, tau)
-            except (TypeError, ValueError):   # not float64 C-contiguous vectors
-                status = -1
-            if status == 0:
-                if model.has_joint_terms:
-                    _add_joint_terms(model, tau, qd, qdd)
-                return tau
+    # The common call (float64 arrays, no options) never gets here: the fast path of the
+    # decorator runs the kernel directly (the hot path of the node and of control loops).
     tau, ws, qd, qdd = _run_rnea(model, q, qd, qdd, f_ext, gravity, base_acceleration, ws)
     if model.has_joint_terms:
         _add_joint_terms(model, tau, qd, qdd)
