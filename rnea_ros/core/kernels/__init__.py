@@ -10,12 +10,14 @@ Call cost: a kernel takes few arrays (the model's ``kernel_model``, a workspace 
 state vectors), because numba's dispatcher spends about 50 ns on each array argument; the model
 and workspace tables are views cut from those two arrays inside the kernel.
 
+- :mod:`._fresh_cache`: keeps numba's disk cache valid when a helper file changes;
 - :mod:`.jit`: compilation options, signatures, table views, the input check;
 - :mod:`.body`: per-body transforms and inertia products;
 - :mod:`.rnea`: inverse dynamics (RBDA Table 5.1), per call and batched;
 - :mod:`.aba`: forward dynamics (RBDA Table 7.1).
 """
 
+from rnea_ros.core.kernels import _fresh_cache  # noqa: F401 - first: see its docstring
 from rnea_ros.core.kernels.aba import aba
 from rnea_ros.core.kernels.jit import check_state
 from rnea_ros.core.kernels.rnea import rnea, rnea_batch
