@@ -1,12 +1,12 @@
 """Keep numba's on-disk cache of the kernels honest across the kernel modules (imported first).
 
 numba invalidates a cached kernel when the file that *defines* it changes, not when a helper it
-inlines from another file changes (numba issue #1833; "cache" in numba's jit
-documentation).  The entry kernels live in ``rnea.py``
-and ``aba.py`` and inline helpers from ``jit.py``, ``body.py``, ``../layout.py`` and
-``../joints.py``: when one of those is newer than an entry file, the entry file's modification
-time is bumped so that numba recompiles instead of loading a stale kernel.  Best effort: a
-read-only install (where sources do not change) is left alone.
+inlines from another file changes (numba issue #1833; "cache" in numba's jit documentation).
+The entry kernels live in ``rnea.py`` and ``aba.py`` and inline helpers and constants from
+``jit.py``, ``body.py``, ``../layout.py`` and ``../joints.py``: when one of those is newer than
+an entry file, the entry file's modification time is bumped so that numba recompiles instead of
+loading a stale kernel.  Best effort: a read-only install (where sources do not change) is left
+alone.
 """
 
 import os
