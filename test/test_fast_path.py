@@ -58,3 +58,13 @@ def test_the_decorated_functions_keep_their_names_and_signatures():
         assert params == ['model', 'q', 'qd', third, 'f_ext', 'gravity', 'base_acceleration',
                           'ws']
         assert fn.__module__.startswith('rnea_ros.core.') and fn.__doc__.startswith('Return')
+
+
+def test_a_khalil_table_where_a_model_is_expected_is_a_type_error():
+    """Not an AttributeError from deep inside: a TypeError that says how to build a model."""
+    from rnea_ros.khalil import data_path, load_mdh
+    table = load_mdh(data_path('rx90.yaml'))
+    zero = [0.0] * 6
+    for fn in (inverse_dynamics, forward_dynamics):
+        with pytest.raises(TypeError, match=r'got MDHTable: build one with .*model_from_mdh'):
+            fn(table, zero, zero, zero)

@@ -141,18 +141,20 @@ def fast_path(kernel):
 
     def decorate(checked):
         def call(model, x, y, z, f_ext=None, gravity=None, base_acceleration=None, ws=None):
-            if (ws is None and f_ext is None and gravity is None and base_acceleration is None
-                    and not model.has_joint_terms):
-                ws = model.default_workspace
-                if not ws.custom:
+            if ws is None and f_ext is None and gravity is None and base_acceleration is None:
+                try:
+                    default = model.default_workspace
+                    plain = not (default.custom or model.has_joint_terms)
+                except AttributeError:            # not a RobotModel: the checked path says so
+                    plain = False
+                if plain:
                     out = empty(model.nv)
                     try:
-                        status = kernel(model.kernel_model, ws.buffer, x, y, z, out)
+                        status = kernel(model.kernel_model, default.buffer, x, y, z, out)
                     except (TypeError, ValueError):   # not float64 C-contiguous vectors
                         status = -1
                     if status == 0:
                         return out
-                    ws = None
             return checked(model, x, y, z, f_ext, gravity, base_acceleration, ws)
         return functools.update_wrapper(call, checked)
     return decorate
@@ -215,10 +217,19 @@ def external_wrenches(model, f_ext, out=None):
     return out
 
 
+def not_a_model(model):
+    """Return the TypeError for an argument that is not a RobotModel (e.g. a Khalil table)."""
+    hint = ': build one with rnea_ros.khalil.model_from_mdh(table)' if hasattr(model, 'frames') \
+        else ''
+    return TypeError(f'expected a RobotModel, got {type(model).__name__}{hint}')
+
+
 def prepare(model, ws, f_ext, gravity, base_acceleration):
     """Return the workspace (default: the model's) with f_ext and a_0 of this call written."""
     if ws is None:
-        ws = model.default_workspace
+        ws = getattr(model, 'default_workspace', None)
+        if ws is None:
+            raise not_a_model(model)
     elif ws.nbodies != model.nbodies:
         raise ValueError(f'ws is the workspace of a model with {ws.nbodies} bodies, robot '
                          f"'{model.name}' has {model.nbodies}: make one with Workspace(model)")

@@ -2,7 +2,7 @@
 
 Defined once here, read everywhere else:
 
-- the default gravity (m/s^2, root frame, REP 103: z up);
+- the default gravity (m/s^2, root frame, REP 103: z up) and Coulomb friction band;
 - the columns of one row of the frozen model's tables ``RobotModel.reals`` / ``RobotModel.ints``
   (one row per body; the kernels read the same columns from ``RobotModel.kernel_model``);
 - the columns of one row of a :class:`~rnea_ros.core.model.Workspace`: the RNEA rows ``ws`` and
@@ -11,6 +11,7 @@ Defined once here, read everywhere else:
 """
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+COULOMB_BAND = 0.01   # default |qd| (rad/s or m/s) below which Coulomb friction is linear
 
 # One row of RobotModel.reals (per body): placement XT = (R_T parent_R_joint, P_T translation),
 # unit joint axis, spatial inertia about the body origin (MASS m, H = m c, I_O 3x3), ARMATURE

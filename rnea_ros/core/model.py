@@ -17,9 +17,9 @@ import numpy as np
 
 from rnea_ros.core import joints as jt
 from rnea_ros.core import tree
-from rnea_ros.core.layout import (ARMATURE, AXIS, AXIS_CODE, B_N, DEFAULT_GRAVITY, H, I_O, IQ,
-                                  IV, KIND, MASS, NINT, NREAL, P_T, PARENT, R_T, W_F, W_N, W_X,
-                                  workspace_size)
+from rnea_ros.core.layout import (ARMATURE, AXIS, AXIS_CODE, B_N, COULOMB_BAND, DEFAULT_GRAVITY,
+                                  H, I_O, IQ, IV, KIND, MASS, NINT, NREAL, P_T, PARENT, R_T, W_F,
+                                  W_N, W_X, workspace_size)
 from rnea_ros.core.urdf import parse_urdf, read_urdf_file
 
 
@@ -62,7 +62,7 @@ class RobotModel:
 
     def __init__(self, links, joints, floating_base=False, joint_names=None, name='robot',
                  friction_viscous=None, friction_coulomb=None, armature=None,
-                 friction_from_urdf=False, coulomb_band=0.01):
+                 friction_from_urdf=False, coulomb_band=COULOMB_BAND):
         """Build from LinkSpec and JointSpec lists; prefer the ``from_*`` constructors.
 
         Joint friction and rotor inertia (Khalil 2010 §3, eq. 31), added to every algorithm:
