@@ -62,8 +62,11 @@ def coordinate_name(model, index, velocity):
     return model.joint_names[index - offset]
 
 
-def raise_status(model, status, arrays, names, row=None):
-    """Raise the ValueError of a kernel status for the inputs ``arrays`` named ``names``."""
+def raise_status(model, status, arrays, names=('q', 'qd', 'qdd'), row=None):
+    """Raise the ValueError of a kernel status for the inputs ``arrays`` named ``names``.
+
+    ``row`` is the sample of a batch the inputs come from (None for a single call).
+    """
     where = '' if row is None else f' (sample {row})'
     if status >= STATUS_SINGULAR:
         raise ValueError(singular_message(model, status - STATUS_SINGULAR))
