@@ -17,8 +17,11 @@ Dombre, chapter 9, for the same construction with Newton-Euler equations).
 import numba
 from numba import types
 from rnea_ros.core.joints import FREE_FLYER, REVOLUTE
-from rnea_ros.core.kernels import (_INLINE, _model_tables, _OPTS, _rnea_body_forces,
-                                   _workspace_tables, check_state, STATUS_OK, W_A, W_P, W_V)
+from rnea_ros.core.kernels.jit import (check_state, INLINE as _INLINE,
+                                       model_tables as _model_tables, OPTS as _OPTS,
+                                       workspace_tables as _workspace_tables)
+from rnea_ros.core.kernels.rnea import body_forces as _rnea_body_forces
+from rnea_ros.core.layout import STATUS_OK, W_A, W_P, W_V
 from rnea_ros.core.model import AXIS, IV, KIND, PARENT
 
 NPARAM = 10       # inertial parameters per body

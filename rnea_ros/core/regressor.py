@@ -30,10 +30,11 @@ import numba
 import numpy as np
 
 from rnea_ros.core import kernels_regressor
-from rnea_ros.core.dynamics import (_matrix, _prepare, _raise_status, _vector, joint_state,
-                                    placement)
+from rnea_ros.core.checks import (matrix as _matrix, prepare as _prepare,
+                                  raise_status as _raise_status, vector as _vector)
 from rnea_ros.core.joints import jcalc, NQ, NV
 from rnea_ros.core.model import AXIS, H, I_O, KIND, MASS, PARENT
+from rnea_ros.core.reference import joint_state, placement
 from rnea_ros.core.spatial import crf, crm, skew
 
 NPARAM = kernels_regressor.NPARAM
