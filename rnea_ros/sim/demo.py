@@ -296,8 +296,7 @@ def run_demo(folder, urdf_file=None, duration=10.0, lock_step=True, domain_id=No
         run(Phase('nominal_tracking', 'computed_torque', duration, sim=truth))
         trajectory_file = excitation_file
         if not trajectory_file:
-            log('excitation: rnea-ros excite --urdf {} --duration {:g} ...'.format(
-                scenario.urdf_file, excitation_duration))
+            log('excitation design ({:g} s, rnea-ros excite) ...'.format(excitation_duration))
             trajectory_file, origin = story.excitation_trajectory(
                 folder, scenario.urdf_file, excitation_duration, runner.env,
                 design=design_excitation)
