@@ -114,15 +114,52 @@ def parameters_of_pseudo_inertia(J):
                      inertia[0, 2], inertia[1, 1], inertia[1, 2], inertia[2, 2]])
 
 
+# Entries of U that theta's entries 1-9 set: (d1, d2, d3 on the diagonal, then s12 s23 s13, t).
+_U_ENTRIES = ((0, 0), (1, 1), (2, 2), (0, 1), (1, 2), (0, 2), (0, 3), (1, 3), (2, 3))
+
+
+def _parameters_of_pseudo_inertias(J):
+    """Return (..., 10) parameters of (..., 4, 4) pseudo-inertias (linear map)."""
+    sigma = J[..., :3, :3]
+    trace = np.trace(sigma, axis1=-2, axis2=-1)
+    out = np.empty(J.shape[:-2] + (NPARAM,))
+    out[..., 0] = J[..., 3, 3]
+    out[..., 1:4] = J[..., :3, 3]
+    for k, (r, c) in enumerate(((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))):
+        out[..., 4 + k] = (trace if r == c else 0.0) - sigma[..., r, c]
+    return out
+
+
+def log_cholesky_batch(theta):
+    """Return (phi (nb, 10), dphi/dtheta (nb, 10, 10)) of log-Cholesky variables (nb, 10).
+
+    theta = (alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3); U = e^alpha [[e^d1, s12, s13, t1],
+    [0, e^d2, s23, t2], [0, 0, e^d3, t3], [0, 0, 0, 1]] and J = U U^T (Rucker and Wensing 2022).
+    """
+    theta = np.asarray(theta, dtype=float).reshape(-1, NPARAM)
+    nb = theta.shape[0]
+    ex = np.exp(np.clip(theta[:, :4], -40.0, 40.0))      # clipped: no overflow in trial steps
+    V = np.zeros((nb, 4, 4))
+    V[:, 3, 3] = 1.0
+    for k, (r, c) in enumerate(_U_ENTRIES):
+        V[:, r, c] = ex[:, 1 + k] if k < 3 else theta[:, 1 + k]
+    scale = ex[:, 0] ** 2
+    J = scale[:, None, None] * V @ V.transpose(0, 2, 1)
+    dJ = np.empty((nb, NPARAM, 4, 4))
+    dJ[:, 0] = 2.0 * J
+    for k, (r, c) in enumerate(_U_ENTRIES):
+        factor = scale * (ex[:, 1 + k] if k < 3 else 1.0)
+        D = np.zeros((nb, 4, 4))
+        D[:, r, :] = V[:, :, c]                           # E_rc V^T
+        dJ[:, 1 + k] = factor[:, None, None] * (D + D.transpose(0, 2, 1))
+    phi = _parameters_of_pseudo_inertias(J)
+    dphi = _parameters_of_pseudo_inertias(dJ).transpose(0, 2, 1)   # (nb, 10 phi, 10 theta)
+    return phi, dphi
+
+
 def log_cholesky_to_parameters(theta):
     """Return the ten parameters of theta = (alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3)."""
-    alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3 = theta
-    e = np.exp(np.clip((alpha, d1, d2, d3), -40.0, 40.0))     # clipped: no overflow in trials
-    U = e[0] * np.array([[e[1], s12, s13, t1],
-                         [0.0, e[2], s23, t2],
-                         [0.0, 0.0, e[3], t3],
-                         [0.0, 0.0, 0.0, 1.0]])
-    return parameters_of_pseudo_inertia(U @ U.T)
+    return log_cholesky_batch(theta)[0][0]
 
 
 def parameters_to_log_cholesky(phi10, floor=1e-6):
@@ -203,13 +240,14 @@ def consistent_fit(model, base, Rw, beta, joint_nom, moving, prior=1.0):
     x0[theta0.size:] = np.where(kinds < 3, np.maximum(x0[theta0.size:], 1e-9),
                                 x0[theta0.size:])
     sqrt_prior = math.sqrt(prior)
+    M = Rw @ base.K                                      # (b, p)
+    Mphi, Mj = M[:, :NPARAM * nb], M[:, NPARAM * nb:][:, free.ravel()]
+    nt = theta0.size
 
     def unpack(x):
-        phi = np.concatenate([log_cholesky_to_parameters(x[10 * b:10 * (b + 1)])
-                              for b in range(nb)])
         jp = jnom.copy()
-        jp[free] = x[theta0.size:]
-        return phi, jp
+        jp[free] = x[nt:]
+        return log_cholesky_batch(x[:nt])[0].ravel(), jp
 
     def residual(x):
         phi, jp = unpack(x)
@@ -218,8 +256,20 @@ def consistent_fit(model, base, Rw, beta, joint_nom, moving, prior=1.0):
                                sqrt_prior * (phi - phi_nom) / scale,
                                sqrt_prior * (jp[free] - jnom[free]) / jscale])
 
-    result = least_squares(residual, x0, bounds=(lower, np.full(x0.size, np.inf)),
-                           method='trf', max_nfev=200)
+    def jacobian(x):
+        dphi = log_cholesky_batch(x[:nt])[1]              # (nb, 10, 10)
+        block = np.zeros((nt, nt))                        # dphi/dtheta, block diagonal
+        for b in range(nb):
+            block[NPARAM * b:NPARAM * (b + 1), NPARAM * b:NPARAM * (b + 1)] = dphi[b]
+        nfree = x.size - nt
+        top = np.hstack([Mphi @ block, Mj])
+        mid = np.hstack([sqrt_prior * block / scale[:, None], np.zeros((nt, nfree))])
+        low = np.hstack([np.zeros((nfree, nt)), np.diag(sqrt_prior / jscale)])
+        return np.vstack([top, mid, low])
+
+    result = least_squares(residual, x0, jac=jacobian,
+                           bounds=(lower, np.full(x0.size, np.inf)), method='trf',
+                           tr_solver='lsmr', max_nfev=100)
     return unpack(result.x)
 
 
