@@ -43,6 +43,7 @@ JOINT_PARAM_NAMES = ('Fv', 'Fs', 'Ia', 'off')
 # Column k of ours is column PINOCCHIO_ORDER[k] of Pinocchio's block of a body.
 PINOCCHIO_ORDER = (0, 1, 2, 3, 4, 5, 7, 6, 8, 9)
 _BATCH_BLOCK = 32
+_SERIAL_ROWS = 64      # batches up to this size run on the calling thread
 _UNIT_E = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
 
 
@@ -181,6 +182,13 @@ def regressor_batch(model, Q, QD, QDD, gravity=None, base_acceleration=None, fri
     QDD = _matrix(QDD, model.nv, 'QDD', model, rows=Q.shape[0])
     n, nv = Q.shape[0], model.nv
     Y = np.zeros((n * nv, NPARAM * model.nbodies))
+    if n <= _SERIAL_ROWS:                 # a few samples: waking the thread pool costs more
+        for k in range(n):
+            status = kernels_regressor.regressor(model.kernel_model, ws.buffer, Q[k], QD[k],
+                                                 QDD[k], Y[k * nv:(k + 1) * nv])
+            if status:
+                _raise_status(model, status, (Q[k], QD[k], QDD[k]), row=k)
+        return _with_joint_columns(model, Y, QD, QDD, friction)
     buffers = np.empty((numba.config.NUMBA_NUM_THREADS, ws.buffer.shape[0]))
     buffers[:] = ws.buffer
     status = np.empty(((n + _BATCH_BLOCK - 1) // _BATCH_BLOCK, 2), dtype=np.int64)
@@ -194,10 +202,14 @@ def regressor_batch(model, Q, QD, QDD, gravity=None, base_acceleration=None, fri
     if bad.size:
         code, row = status[bad[0]]
         _raise_status(model, int(code), (Q[row], QD[row], QDD[row]), row=int(row))
-    if friction:
-        J = joint_columns(model, QD, QDD).reshape(n * nv, -1)
-        Y = np.concatenate([Y, J], axis=1)
-    return Y
+    return _with_joint_columns(model, Y, QD, QDD, friction)
+
+
+def _with_joint_columns(model, Y, QD, QDD, friction):
+    if not friction:
+        return Y
+    J = joint_columns(model, QD, QDD).reshape(Y.shape[0], -1)
+    return np.concatenate([Y, J], axis=1)
 
 
 __all__ = ['regressor', 'regressor_batch', 'inertial_parameters', 'joint_parameters',
