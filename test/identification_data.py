@@ -11,9 +11,11 @@ ARM = [f'panda_joint{i}' for i in range(1, 8)]
 
 
 def perturbed_specs(robot, seed):
-    """Return (links, joints, friction options) of a robot with masses +-20 %, COM +-2 cm,
-    inertias +-30 % (congruence with a random positive diagonal keeps them physical) and
-    random friction and rotor inertia on the arm joints."""
+    """Return (links, joints, friction options) of a perturbed robot.
+
+    Masses +-20 %, COM +-2 cm, inertias +-30 % (congruence with a random positive diagonal
+    keeps them positive definite), random friction and rotor inertia on the arm joints.
+    """
     with open(urdf_path(robot), encoding='utf-8') as f:
         _, links, joints = parse_urdf(f.read())
     rng = np.random.default_rng(seed)

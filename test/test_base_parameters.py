@@ -20,8 +20,10 @@ def planar_2r(l1=0.5):
 
 
 def test_planar_2r_arm_has_the_textbook_base_set():
-    """Khalil and Dombre's 2R result: ZZ1R = ZZ1 + l1^2 M2, MX1R = MX1 + l1 M2, MY1, ZZ2, MX2, MY2
-    with gravity in the plane; without gravity MX1R and MY1 drop out."""
+    """Khalil and Dombre's 2R result: ZZ1 + l1^2 M2, MX1 + l1 M2, MY1, ZZ2, MX2, MY2.
+
+    With gravity in the plane; with gravity along the axes MX1R and MY1 drop out.
+    """
     model = planar_2r()
     bp = base_parameters(model, numbered=True, gravity=(0.0, -9.81, 0.0))
     assert bp.names == ['MX1 + 0.5*M2', 'MY1', 'ZZ1 + 0.25*M2', 'MX2', 'MY2', 'ZZ2']
