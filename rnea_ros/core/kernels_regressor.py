@@ -122,9 +122,17 @@ def _columns_to_root(ints, reals, ws, b, Y, row0):
             j = lam
 
 
+@numba.njit(**_INLINE)
+def _zero_rows(Y, row0, n):
+    """Zero rows row0 .. row0 + n of Y (entries of joints that do not carry a body stay 0)."""
+    for r in range(row0, row0 + n):
+        for c in range(Y.shape[1]):
+            Y[r, c] = 0.0
+
+
 @numba.njit(types.int64(_VEC, _VEC, _VEC, _VEC, _VEC, _MAT), **_OPTS)
 def regressor(model, buffer, q, qd, qdd, Y):
-    """Write the (nv, 10 nbodies) regressor into Y (zeroed by the caller); return a status."""
+    """Write the (nv, 10 nbodies) regressor into Y; return a status code."""
     ints, reals = _model_tables(model)
     nb = ints.shape[0]
     ws = _workspace_tables(buffer, nb)[0]
@@ -132,6 +140,7 @@ def regressor(model, buffer, q, qd, qdd, Y):
     if status != STATUS_OK:
         return status
     _rnea_body_forces(ints, reals, q, qd, qdd, ws)
+    _zero_rows(Y, 0, qd.shape[0])
     for b in range(nb):
         _columns_to_root(ints, reals, ws, b, Y, 0)
     return STATUS_OK
@@ -160,6 +169,7 @@ def regressor_batch(model, buffers, Q, QD, QDD, Y, status, block):
                 status[c, 1] = k
                 break
             _rnea_body_forces(ints, reals, Q[k], QD[k], QDD[k], ws)
+            _zero_rows(Y, k * nv, nv)
             for b in range(nb):
                 _columns_to_root(ints, reals, ws, b, Y, k * nv)
     return nblocks

@@ -44,7 +44,8 @@ JOINT_PARAM_NAMES = ('Fv', 'Fs', 'Ia', 'off')
 PINOCCHIO_ORDER = (0, 1, 2, 3, 4, 5, 7, 6, 8, 9)
 _BATCH_BLOCK = 32
 _SERIAL_ROWS = 64      # batches up to this size run on the calling thread
-_UNIT_E = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
+_empty = np.empty
+_kernel = kernels_regressor.regressor
 
 
 def inertial_parameters(model):
@@ -149,8 +150,17 @@ def regressor(model, q, qd, qdd, gravity=None, base_acceleration=None, friction=
     inertial_parameters(model)`` for a model without joint friction; with ``friction=True``,
     append :func:`joint_parameters` to phi.
     """
+    Y = _empty((model.nv, NPARAM * model.nbodies))
+    if ws is None and gravity is None and base_acceleration is None and not friction:
+        ws = model.default_workspace           # the common call: straight to the kernel
+        if not ws.custom:
+            try:
+                status = _kernel(model.kernel_model, ws.buffer, q, qd, qdd, Y)
+            except (TypeError, ValueError):    # not float64 C-contiguous vectors
+                status = -1
+            if status == 0:
+                return Y
     ws = _prepare(model, ws, None, gravity, base_acceleration)
-    Y = np.zeros((model.nv, NPARAM * model.nbodies))
     status = kernels_regressor.regressor(model.kernel_model, ws.buffer, q, qd, qdd, Y) \
         if _is_vec(q, qd, qdd) else -1
     if status == -1:
@@ -181,7 +191,7 @@ def regressor_batch(model, Q, QD, QDD, gravity=None, base_acceleration=None, fri
     QD = _matrix(QD, model.nv, 'QD', model, rows=Q.shape[0])
     QDD = _matrix(QDD, model.nv, 'QDD', model, rows=Q.shape[0])
     n, nv = Q.shape[0], model.nv
-    Y = np.zeros((n * nv, NPARAM * model.nbodies))
+    Y = np.empty((n * nv, NPARAM * model.nbodies))       # every entry written by the kernel
     if n <= _SERIAL_ROWS:                 # a few samples: waking the thread pool costs more
         for k in range(n):
             status = kernels_regressor.regressor(model.kernel_model, ws.buffer, Q[k], QD[k],
