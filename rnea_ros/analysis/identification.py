@@ -70,23 +70,36 @@ def normal_equations(model, Q, QD, QDD, E, moving, columns, band, chunk=4000):
     """Return per moving joint (A_j, c_j, yy_j, n_j) = (W_j^T W_j, W_j^T y_j, y_j^T y_j, rows).
 
     W_j holds the regressor columns ``columns`` of joint j's equations outside the band; the
-    samples are processed in chunks, so memory stays bounded for long recordings.
+    samples are processed in chunks, so memory stays bounded for long recordings.  The joint
+    columns [Fv, Fs, Ia, off] of joint j are nonzero only in its own equations: they are filled
+    from qd, sign(qd), qdd and 1 directly (no full friction regressor is formed).
     """
     off = model.nv - model.njoints
     rows = off + moving
     nm, b = moving.size, len(columns)
+    columns = np.asarray(columns)
+    rigid = NPARAM * model.nbodies
+    rigid_pos = np.flatnonzero(columns < rigid)
     A, c = np.zeros((nm, b, b)), np.zeros((nm, b))
     yy, n = np.zeros(nm), np.zeros(nm, dtype=int)
     for start in range(0, Q.shape[0], chunk):
         sl = slice(start, start + chunk)
-        W = regressor_batch(model, Q[sl], QD[sl], QDD[sl], friction=True)
-        W = W.reshape(-1, model.nv, W.shape[1])[:, rows][:, :, columns]      # (n, nm, b)
-        keep = np.abs(QD[sl][:, rows]) >= band
+        W = regressor_batch(model, Q[sl], QD[sl], QDD[sl])
+        W = W.reshape(-1, model.nv, rigid)
         for j in range(nm):
-            Wj = W[keep[:, j], j, :]
-            yj = E[sl][keep[:, j], rows[j]]
-            A[j] += Wj.T @ Wj
-            c[j] += Wj.T @ yj
+            r = rows[j]
+            mask = np.abs(QD[sl, r]) >= band
+            Wj = np.zeros((int(mask.sum()), b))
+            Wj[:, rigid_pos] = W[mask, r][:, columns[rigid_pos]]
+            qd, qdd = QD[sl, r][mask], QDD[sl, r][mask]
+            joint_values = (qd, np.clip(qd / model.coulomb_band, -1.0, 1.0), qdd, 1.0)
+            for k in range(NJOINT_PARAM):
+                hit = np.flatnonzero(columns == rigid + NJOINT_PARAM * moving[j] + k)
+                if hit.size:
+                    Wj[:, hit[0]] = joint_values[k]
+            yj = E[sl, r][mask]
+            A[j] += np.einsum('ik,il->kl', Wj, Wj)      # no BLAS thread pool (shared machine)
+            c[j] += yj @ Wj
             yy[j] += yj @ yj
             n[j] += yj.size
     return A, c, yy, n
@@ -320,7 +333,17 @@ def _upper_factor(Aw):
         return np.linalg.cholesky(Aw + ridge * np.eye(Aw.shape[0])).T
 
 
-def predict(model, params, Q, QD, QDD):
+def predict(model, params, Q, QD, QDD, chunk=4000):
     """Return the (N, nv) efforts of parameters x = [phi, joint params] (regressor order)."""
-    W = regressor_batch(model, Q, QD, QDD, friction=True)
-    return (W @ params).reshape(Q.shape[0], model.nv)
+    params = np.asarray(params, dtype=float)
+    rigid = NPARAM * model.nbodies
+    phi, jp = params[:rigid], params[rigid:].reshape(model.njoints, NJOINT_PARAM)
+    off = model.nv - model.njoints
+    out = np.empty((Q.shape[0], model.nv))
+    for start in range(0, Q.shape[0], chunk):
+        sl = slice(start, start + chunk)
+        out[sl] = (regressor_batch(model, Q[sl], QD[sl], QDD[sl]) @ phi).reshape(-1, model.nv)
+    qd, qdd = QD[:, off:], QDD[:, off:]
+    out[:, off:] += (jp[:, 0] * qd + jp[:, 1] * np.clip(qd / model.coulomb_band, -1.0, 1.0)
+                     + jp[:, 2] * qdd + jp[:, 3])
+    return out
