@@ -5,7 +5,9 @@ Writes a bag (mcap) of the panda "truth" (nominal URDF with masses +-20 %, COM +
 0.05 N m effort noise, then times ``rnea-ros identify BAG --urdf panda.urdf --out ...`` run in
 this process (bag reading, derivatives, regressor, WLS, consistent fit, URDF writing).  The
 first run compiles/loads the numba kernels; the figure is the second run.  Target: <= 30 s on
-2 cores.  Usage: python benchmarks/bench_identify.py [--seconds 60] [--rate 1000]
+2 cores.  ``--accuracy [SEED ...]`` prints instead the validation and gravity errors of the
+identified model on simulated data (see :func:`accuracy`).
+Usage: python benchmarks/bench_identify.py [--seconds 60] [--rate 1000] [--accuracy 1 2 3]
 """
 
 import argparse
@@ -30,12 +32,57 @@ from robots import urdf_path  # noqa: E402
 EXCITATION = os.path.join(os.path.dirname(__file__), '..', 'config', 'excitation_panda.yaml')
 
 
+def accuracy(seeds, noise=0.05):
+    """Print, per truth seed, the validation error and gravity error of the identified model.
+
+    Training: the excitation, 30 s at 200 Hz, efforts + ``noise`` N m; validation: another
+    motion (harmonics of a reversed, b negated, 70 % speed) without noise; gravity at 50 poses.
+    """
+    from rnea_ros.analysis.identification import identify, is_physically_consistent, predict
+    from rnea_ros.analysis.output import identified_urdf
+    from rnea_ros.core.dynamics import gravity_torques
+    panda = urdf_path('panda')
+    with open(panda, encoding='utf-8') as f:
+        xml = f.read()
+    nominal = RobotModel.from_urdf_file(panda)
+    traj = FourierTrajectory.from_yaml(EXCITATION)
+    val = FourierTrajectory(traj.joints, traj.base_frequency, traj.duration, traj.q0,
+                            0.7 * traj.a[:, ::-1], -0.7 * traj.b)
+    print('seed  cond  max(val err / effort RMS)  worst joint err N m  max gravity err / max '
+          'gravity  consistent')
+    for seed in seeds:
+        truth = truth_model('panda', seed)
+        rng = np.random.default_rng(100 + seed)
+        Q, QD, QDD = states_along(nominal, traj, np.arange(0.0, traj.duration, 1 / 200.0))
+        result = identify(nominal, Q, QD, QDD, measured(truth, Q, QD, QDD, noise, rng))
+        Qv, QDv, QDDv = states_along(nominal, val, np.arange(0.0, val.duration, 1 / 100.0))
+        Ev = measured(truth, Qv, QDv, QDDv, 0.0, rng)
+        err = np.sqrt(np.mean((predict(nominal, result.parameters(), Qv, QDv, QDDv) - Ev) ** 2,
+                              axis=0))[:7]
+        rms = np.sqrt(np.mean(Ev ** 2, axis=0))[:7]
+        ident = RobotModel.from_urdf_string(identified_urdf(xml, nominal, result.phi,
+                                                            result.joint_params))
+        poses = states_along(nominal, val, rng.uniform(0, val.duration, 50))[0]
+        g_true = np.array([gravity_torques(truth, q)[:7] for q in poses])
+        g_id = np.array([gravity_torques(ident, q)[:7] for q in poses])
+        ok = all(is_physically_consistent(result.phi[10 * b:10 * b + 10])
+                 for b in range(nominal.nbodies))
+        gravity = np.abs(g_id - g_true).max() / np.abs(g_true).max()
+        print(f'{seed:4d}  {result.condition:4.0f}  {np.max(err / rms) * 100:24.2f} %  '
+              f'{err.max():19.4f}  {gravity * 100:27.3f} %  {ok}')
+
+
 def main():
-    """Write the bag, run identify twice, print the times."""
+    """Write the bag, run identify twice, print the times (or --accuracy figures)."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--seconds', type=float, default=60.0)
     parser.add_argument('--rate', type=float, default=1000.0)
+    parser.add_argument('--accuracy', type=int, nargs='*', metavar='SEED',
+                        help='instead: accuracy on simulated data for these truth seeds')
     args = parser.parse_args()
+    if args.accuracy is not None:
+        accuracy(args.accuracy or [1, 2, 3, 4, 5])
+        return
     panda = urdf_path('panda')
     nominal = RobotModel.from_urdf_file(panda)
     traj = FourierTrajectory.from_yaml(EXCITATION)
