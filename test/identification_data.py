@@ -13,8 +13,8 @@ ARM = [f'panda_joint{i}' for i in range(1, 8)]
 def perturbed_specs(robot, seed):
     """Return (links, joints, friction options) of a perturbed robot.
 
-    Masses +-20 %, COM +-2 cm, inertias +-30 % (congruence with a random positive diagonal
-    keeps them positive definite), random friction and rotor inertia on the arm joints.
+    Masses +-20 %, COM +-2 cm, inertias +-30 % (physically consistent), random friction and
+    rotor inertia on the arm joints.
     """
     with open(urdf_path(robot), encoding='utf-8') as f:
         _, links, joints = parse_urdf(f.read())
@@ -23,8 +23,12 @@ def perturbed_specs(robot, seed):
         if link.mass > 0:
             link.mass *= rng.uniform(0.8, 1.2)
             link.com = tuple(np.asarray(link.com) + rng.uniform(-0.02, 0.02, 3))
+            # Perturb the second moments Sigma = tr(I)/2 1 - I (PSD exactly when the triangle
+            # inequalities hold) by a congruence: the truth stays physically consistent.
             d = np.sqrt(rng.uniform(0.7, 1.3, 3))
-            link.inertia = (d[:, None] * link.inertia * d[None, :])
+            sigma = 0.5 * np.trace(link.inertia) * np.eye(3) - link.inertia
+            sigma = d[:, None] * sigma * d[None, :]
+            link.inertia = np.trace(sigma) * np.eye(3) - sigma
     moving = [j.name for j in joints if j.type != 'fixed'][:7]
     options = {'friction_viscous': {j: rng.uniform(0.1, 1.0) for j in moving},
                'friction_coulomb': {j: rng.uniform(0.1, 1.0) for j in moving},
