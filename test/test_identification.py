@@ -91,6 +91,24 @@ def _model_with(nominal, phi):
     return RobotModel.from_urdf_string(identified_urdf(xml, nominal, phi, joint))
 
 
+def test_weak_excitation_warns_and_no_excitation_is_refused():
+    """The designed motion at 10 % amplitude: poor condition, a warning; at 5 %: refused."""
+    nominal = RobotModel.from_urdf_file(urdf_path('panda'))
+    traj = FourierTrajectory.from_yaml(EXCITATION)
+    truth = truth_model('panda', 1)
+    for scale, refused in ((0.1, False), (0.05, True)):
+        weak = FourierTrajectory(traj.joints, traj.base_frequency, traj.duration, traj.q0,
+                                 scale * traj.a, scale * traj.b)
+        Q, QD, QDD = states_along(nominal, weak, np.arange(0.0, weak.duration, 0.01))
+        E = measured(truth, Q, QD, QDD, 0.05, np.random.default_rng(0))
+        if refused:
+            with pytest.raises(ValueError, match='does not excite the robot enough'):
+                identify(nominal, Q, QD, QDD, E)
+        else:
+            result = identify(nominal, Q, QD, QDD, E)
+            assert result.condition > 1000 and 'poor excitation' in result.warnings[0]
+
+
 def test_data_without_motion_is_refused():
     model = RobotModel.from_urdf_file(urdf_path('ur5'))
     n = 200

@@ -34,7 +34,8 @@ from rnea_ros.analysis.base_parameters import base_parameters
 from rnea_ros.core.regressor import (inertial_parameters, joint_parameters, NJOINT_PARAM,
                                      NPARAM, regressor_batch)
 
-POOR_CONDITION = 1000.0
+POOR_CONDITION = 1000.0      # warn above this condition number of the base regressor
+NOT_EXCITED = 1e6            # refuse above it: some base parameters are not seen at all
 
 
 @dataclass
@@ -310,6 +311,11 @@ def identify(model, Q, QD, QDD, E, band=0.05, prior=1.0, seed=0):
     beta, percent, sigma_j, Aw = weighted_least_squares(A, c, yy, n)
     ev = np.linalg.eigvalsh(Aw)                      # squared singular values of W_w
     condition = float(math.sqrt(ev[-1] / ev[0])) if ev[0] > 0 else math.inf
+    if not condition < NOT_EXCITED:
+        raise ValueError(f'the data does not excite the robot enough: the condition number of '
+                         f'the base regressor is {condition:.3g} (> {NOT_EXCITED:g}), some base '
+                         'parameters are not seen at all; record an excitation trajectory '
+                         '(rnea-ros excite) with larger, faster motion')
     warnings = []
     if condition > POOR_CONDITION:
         warnings.append(f'poor excitation: the condition number of the base regressor is '
