@@ -9,9 +9,10 @@ I_yz, I_zz] (I about the body origin), f_i = A_i(v_i, a_i) phi_i, with v = [v; w
 - h e_k: [al x e_k + w x (w x e_k); -a x e_k - w x (v x e_k) + v x (w x e_k)]
 - I E:   [0; E al + w x (E w)]   (E the symmetric unit matrix of the entry)
 
-Each column of A_i is carried from body i to the root as the RNEA's backward pass carries f_i
-(f_parent = X^T f), and joint j's row of the column is S_j^T f (RBDA section 5.3; Khalil and
-Dombre, chapter 9, for the same construction with Newton-Euler equations).
+Joint j's row of a column is S_j^T of that force carried to body j (the RNEA's backward pass,
+RBDA section 5.3; Khalil and Dombre, chapter 9).  The kernel expresses each column's force once
+in the root frame and projects it on every ancestor's joint axis there (see
+:func:`_columns_to_root`); it uses the workspace's articulated-body rows as scratch.
 """
 
 import numba
@@ -85,41 +86,80 @@ def _column_force(ws, b, k):
     return 0.0, 0.0, 0.0, e0 + w0, e1 + w1, e2 + w2
 
 
+# Scratch columns of the ABA rows of the workspace (free between calls): per body its pose in
+# the root frame, R_0b (9) and p_0b (3), and c_b = p_0b x u_b (3), u_b (3) for its joint axis
+# u_b = R_0b axis in the root frame.
+S_R, S_P, S_C, S_U = 0, 9, 12, 15
+
+
 @numba.njit(**_INLINE)
-def _columns_to_root(ints, reals, ws, b, Y, row0):
-    """Write body b's ten columns of Y (rows row0 + v index), carrying each force to the root."""
+def _root_poses(ints, reals, ws, sc):
+    """Write every body's pose in the root frame and its joint axis line (Plucker) into sc."""
+    for b in range(ints.shape[0]):
+        lam = ints[b, PARENT]
+        for r in range(3):
+            for k in range(3):
+                if lam < 0:
+                    sc[b, S_R + 3 * r + k] = ws[b, 3 * r + k]
+                else:
+                    sc[b, S_R + 3 * r + k] = (sc[lam, S_R + 3 * r] * ws[b, k]
+                                              + sc[lam, S_R + 3 * r + 1] * ws[b, 3 + k]
+                                              + sc[lam, S_R + 3 * r + 2] * ws[b, 6 + k])
+            if lam < 0:
+                sc[b, S_P + r] = ws[b, W_P + r]
+            else:
+                sc[b, S_P + r] = (sc[lam, S_P + r] + sc[lam, S_R + 3 * r] * ws[b, W_P]
+                                  + sc[lam, S_R + 3 * r + 1] * ws[b, W_P + 1]
+                                  + sc[lam, S_R + 3 * r + 2] * ws[b, W_P + 2])
+        for r in range(3):
+            sc[b, S_U + r] = (sc[b, S_R + 3 * r] * reals[b, AXIS]
+                              + sc[b, S_R + 3 * r + 1] * reals[b, AXIS + 1]
+                              + sc[b, S_R + 3 * r + 2] * reals[b, AXIS + 2])
+        c0, c1, c2 = _cross(sc[b, S_P], sc[b, S_P + 1], sc[b, S_P + 2],
+                            sc[b, S_U], sc[b, S_U + 1], sc[b, S_U + 2])
+        sc[b, S_C], sc[b, S_C + 1], sc[b, S_C + 2] = c0, c1, c2
+
+
+@numba.njit(**_INLINE)
+def _columns_to_root(ints, ws, sc, b, Y, row0):
+    """Write body b's ten columns of Y (rows row0 + v index).
+
+    Each column's body force is expressed once in the root frame about the root origin,
+    (f, n); a revolute joint j on the way to the root then takes u_j . n + f . (p_j x u_j) (the
+    moment about its axis), a prismatic one u_j . f; a free-flyer root takes the wrench back in
+    its own frame.  (Featherstone's RBDA section 5.3 carries f_i from body to body instead; the
+    root frame saves a transform per ancestor.)
+    """
     for k in range(NPARAM):
-        f0, f1, f2, n0, n1, n2 = _column_force(ws, b, k)
+        g0, g1, g2, m0, m1, m2 = _column_force(ws, b, k)
+        f0 = sc[b, S_R] * g0 + sc[b, S_R + 1] * g1 + sc[b, S_R + 2] * g2
+        f1 = sc[b, S_R + 3] * g0 + sc[b, S_R + 4] * g1 + sc[b, S_R + 5] * g2
+        f2 = sc[b, S_R + 6] * g0 + sc[b, S_R + 7] * g1 + sc[b, S_R + 8] * g2
+        px, py, pz = sc[b, S_P], sc[b, S_P + 1], sc[b, S_P + 2]
+        t0, t1, t2 = _cross(px, py, pz, f0, f1, f2)
+        n0 = sc[b, S_R] * m0 + sc[b, S_R + 1] * m1 + sc[b, S_R + 2] * m2 + t0
+        n1 = sc[b, S_R + 3] * m0 + sc[b, S_R + 4] * m1 + sc[b, S_R + 5] * m2 + t1
+        n2 = sc[b, S_R + 6] * m0 + sc[b, S_R + 7] * m1 + sc[b, S_R + 8] * m2 + t2
         col = NPARAM * b + k
         j = b
         while j >= 0:
             kind = ints[j, KIND]
             iv = row0 + ints[j, IV]
-            if kind == FREE_FLYER:
-                Y[iv, col] = f0
-                Y[iv + 1, col] = f1
-                Y[iv + 2, col] = f2
-                Y[iv + 3, col] = n0
-                Y[iv + 4, col] = n1
-                Y[iv + 5, col] = n2
-            elif kind == REVOLUTE:
-                Y[iv, col] = (reals[j, AXIS] * n0 + reals[j, AXIS + 1] * n1
-                              + reals[j, AXIS + 2] * n2)
+            if kind == REVOLUTE:
+                Y[iv, col] = (sc[j, S_U] * n0 + sc[j, S_U + 1] * n1 + sc[j, S_U + 2] * n2
+                              + sc[j, S_C] * f0 + sc[j, S_C + 1] * f1 + sc[j, S_C + 2] * f2)
+            elif kind == FREE_FLYER:
+                # wrench in the root body's frame about its origin: R^T f, R^T (n - p x f)
+                q0, q1, q2 = _cross(sc[j, S_P], sc[j, S_P + 1], sc[j, S_P + 2], f0, f1, f2)
+                for r in range(3):
+                    Y[iv + r, col] = (sc[j, S_R + r] * f0 + sc[j, S_R + 3 + r] * f1
+                                      + sc[j, S_R + 6 + r] * f2)
+                    Y[iv + 3 + r, col] = (sc[j, S_R + r] * (n0 - q0)
+                                          + sc[j, S_R + 3 + r] * (n1 - q1)
+                                          + sc[j, S_R + 6 + r] * (n2 - q2))
             else:
-                Y[iv, col] = (reals[j, AXIS] * f0 + reals[j, AXIS + 1] * f1
-                              + reals[j, AXIS + 2] * f2)
-            lam = ints[j, PARENT]
-            if lam < 0:
-                break
-            px, py, pz = ws[j, W_P], ws[j, W_P + 1], ws[j, W_P + 2]
-            gx = ws[j, 0] * f0 + ws[j, 1] * f1 + ws[j, 2] * f2
-            gy = ws[j, 3] * f0 + ws[j, 4] * f1 + ws[j, 5] * f2
-            gz = ws[j, 6] * f0 + ws[j, 7] * f1 + ws[j, 8] * f2
-            m0 = ws[j, 0] * n0 + ws[j, 1] * n1 + ws[j, 2] * n2 + py * gz - pz * gy
-            m1 = ws[j, 3] * n0 + ws[j, 4] * n1 + ws[j, 5] * n2 + pz * gx - px * gz
-            m2 = ws[j, 6] * n0 + ws[j, 7] * n1 + ws[j, 8] * n2 + px * gy - py * gx
-            f0, f1, f2, n0, n1, n2 = gx, gy, gz, m0, m1, m2
-            j = lam
+                Y[iv, col] = sc[j, S_U] * f0 + sc[j, S_U + 1] * f1 + sc[j, S_U + 2] * f2
+            j = ints[j, PARENT]
 
 
 @numba.njit(**_INLINE)
@@ -135,14 +175,15 @@ def regressor(model, buffer, q, qd, qdd, Y):
     """Write the (nv, 10 nbodies) regressor into Y; return a status code."""
     ints, reals = _model_tables(model)
     nb = ints.shape[0]
-    ws = _workspace_tables(buffer, nb)[0]
+    ws, sc = _workspace_tables(buffer, nb)
     status = check_state(ints, q, qd, qdd)
     if status != STATUS_OK:
         return status
     _rnea_body_forces(ints, reals, q, qd, qdd, ws)
+    _root_poses(ints, reals, ws, sc)
     _zero_rows(Y, 0, qd.shape[0])
     for b in range(nb):
-        _columns_to_root(ints, reals, ws, b, Y, 0)
+        _columns_to_root(ints, ws, sc, b, Y, 0)
     return STATUS_OK
 
 
@@ -159,7 +200,7 @@ def regressor_batch(model, buffers, Q, QD, QDD, Y, status, block):
     n = Q.shape[0]
     nblocks = (n + block - 1) // block
     for c in numba.prange(nblocks):
-        ws = _workspace_tables(buffers[numba.get_thread_id()], nb)[0]
+        ws, sc = _workspace_tables(buffers[numba.get_thread_id()], nb)
         status[c, 0] = STATUS_OK
         status[c, 1] = -1
         for k in range(c * block, min(n, (c + 1) * block)):
@@ -168,8 +209,10 @@ def regressor_batch(model, buffers, Q, QD, QDD, Y, status, block):
                 status[c, 0] = st
                 status[c, 1] = k
                 break
+            Yk = Y[k * nv:(k + 1) * nv]
             _rnea_body_forces(ints, reals, Q[k], QD[k], QDD[k], ws)
-            _zero_rows(Y, k * nv, nv)
+            _root_poses(ints, reals, ws, sc)
+            _zero_rows(Yk, 0, nv)
             for b in range(nb):
-                _columns_to_root(ints, reals, ws, b, Y, k * nv)
+                _columns_to_root(ints, ws, sc, b, Yk, 0)
     return nblocks
