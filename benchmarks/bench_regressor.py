@@ -3,7 +3,8 @@
 For panda, ur5 and talos_reduced (fixed base), times per call ``regressor`` and
 ``pinocchio.computeJointTorqueRegressor`` (interleaved, median over repeats of a block of calls
 on random states) and ``regressor_batch`` per sample on ``--batch`` rows; prints a table and
-the ratios against Pinocchio (targets: per call <= 1.0x, batch per sample <= 0.3x).
+the ratios against Pinocchio (targets: per call <= 1.0x, batch per sample <= 0.3x); the medians
+and, for a machine shared with other jobs, the minima over the repeats.
 Usage: python benchmarks/bench_regressor.py [--repeats 21] [--calls 500] [--batch 5000]
 """
 
@@ -53,7 +54,8 @@ def bench(robot, repeats, calls, batch):
         t0 = time.perf_counter()
         regressor_batch(model, Q, QD, QDD)
         t_batch.append((time.perf_counter() - t0) / batch)
-    return model, [statistics.median(t) for t in (t_ours, t_pin, t_batch)]
+    series = (t_ours, t_pin, t_batch)
+    return model, [statistics.median(t) for t in series], [min(t) for t in series]
 
 
 def main():
@@ -63,12 +65,15 @@ def main():
     parser.add_argument('--calls', type=int, default=500)
     parser.add_argument('--batch', type=int, default=5000)
     args = parser.parse_args()
-    print(f'{"robot":<15} {"nv":>3} {"cols":>5} {"ours us":>8} {"pin us":>8} {"ratio":>6} '
-          f'{"batch us/sample":>16} {"ratio":>6}')
+    print(f'{"robot":<15} {"stat":<7} {"nv":>3} {"cols":>5} {"ours us":>8} {"pin us":>8} '
+          f'{"ratio":>6} {"batch us/sample":>16} {"ratio":>6}')
     for robot in ROBOTS:
-        model, (ours, pin, batch) = bench(robot, args.repeats, args.calls, args.batch)
-        print(f'{robot:<15} {model.nv:>3} {10 * model.nbodies:>5} {ours * 1e6:8.2f} '
-              f'{pin * 1e6:8.2f} {ours / pin:6.2f} {batch * 1e6:16.2f} {batch / pin:6.2f}')
+        model, *stats = bench(robot, args.repeats, args.calls, args.batch)
+        for label, (ours, pin, batch) in zip(('median', 'minimum'), stats):
+            print(f'{robot:<15} {label:<7} {model.nv:>3} {10 * model.nbodies:>5} '
+                  f'{ours * 1e6:8.2f} {pin * 1e6:8.2f} {ours / pin:6.2f} {batch * 1e6:16.2f} '
+                  f'{batch / pin:6.2f}')
+    print(f'load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores')
 
 
 if __name__ == '__main__':
