@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from rnea_ros.analysis.base_parameters import base_parameters, random_states
-from rnea_ros.core.model import JointSpec, LinkSpec, RobotModel
+from rnea_ros.core.model import RobotModel
 from rnea_ros.core.regressor import regressor_batch
+from rnea_ros.core.specs import JointSpec, LinkSpec
 from robots import urdf_path
 
 

@@ -22,18 +22,19 @@ off_j`` (Khalil 2010, eq. 31, plus a constant offset); sign() is the model's (li
 ``|qd| < coulomb_band``), as :func:`rnea_ros.core.dynamics.joint_friction`.
 
 :func:`regressor_reference` is the readable numpy version (6x6 matrices of RBDA); the public
-functions call the numba kernels of :mod:`rnea_ros.core.kernels_regressor`, which the tests
+functions call the numba kernels of :mod:`rnea_ros.core.kernels.regressor`, which the tests
 check against it.
 """
 
 import numba
 import numpy as np
 
-from rnea_ros.core import kernels_regressor
-from rnea_ros.core.dynamics import (_matrix, _prepare, _raise_status, _vector, joint_state,
-                                    placement)
+from rnea_ros.core.checks import matrix as _matrix, prepare as _prepare
+from rnea_ros.core.checks import raise_status as _raise_status, vector as _vector
 from rnea_ros.core.joints import jcalc, NQ, NV
-from rnea_ros.core.model import AXIS, H, I_O, KIND, MASS, PARENT
+from rnea_ros.core.kernels import regressor as kernels_regressor
+from rnea_ros.core.layout import AXIS, H, I_O, KIND, MASS, PARENT
+from rnea_ros.core.reference import joint_state, placement
 from rnea_ros.core.spatial import crf, crm, skew
 
 NPARAM = kernels_regressor.NPARAM

@@ -1,9 +1,10 @@
 """Numba kernels of the joint-torque regressor Y(q, qd, qdd): tau = Y phi.
 
-The forward pass is the RNEA's (:mod:`rnea_ros.core.kernels`): body velocities v_i and
-accelerations a_i (gravity as a_0 = a_base - a_g).  The body force f_i = I_i a_i + v_i x* I_i v_i
-is linear in body i's ten inertial parameters phi_i = [m, h (= m c), I_xx, I_xy, I_xz, I_yy,
-I_yz, I_zz] (I about the body origin), f_i = A_i(v_i, a_i) phi_i, with v = [v; w], a = [a; al]:
+The forward pass is the RNEA's (RBDA Table 5.1, :mod:`rnea_ros.core.kernels.rnea`): body
+velocities v_i and accelerations a_i (gravity as a_0 = a_base - a_g).  The body force
+f_i = I_i a_i + v_i x* I_i v_i is linear in body i's ten inertial parameters phi_i = [m, h (= m c),
+I_xx, I_xy, I_xz, I_yy, I_yz, I_zz] (I about the body origin), f_i = A_i(v_i, a_i) phi_i, with
+v = [v; w], a = [a; al]:
 
 - m:     [a + w x v; 0]
 - h e_k: [al x e_k + w x (w x e_k); -a x e_k - w x (v x e_k) + v x (w x e_k)]
@@ -17,24 +18,22 @@ in the root frame and projects it on every ancestor's joint axis there (see
 
 import numba
 from numba import types
+
 from rnea_ros.core.joints import FREE_FLYER, REVOLUTE
-from rnea_ros.core.kernels import (_INLINE, _model_tables, _OPTS, _rnea_body_forces,
-                                   _workspace_tables, check_state, STATUS_OK, W_A, W_P, W_V)
-from rnea_ros.core.model import AXIS, IV, KIND, PARENT
+from rnea_ros.core.kernels.jit import (check_state, INLINE, MAT, model_tables, OPTS,
+                                       STATUS_MATRIX, VEC, workspace_tables)
+from rnea_ros.core.kernels.rnea import body_forces
+from rnea_ros.core.layout import AXIS, IV, KIND, PARENT, STATUS_OK, W_A, W_P, W_V
 
 NPARAM = 10       # inertial parameters per body
 
-_VEC = types.Array(types.float64, 1, 'C')
-_MAT = types.Array(types.float64, 2, 'C')
-_STATUS = types.Array(types.int64, 2, 'C')
 
-
-@numba.njit(**_INLINE)
+@numba.njit(**INLINE)
 def _cross(ax, ay, az, bx, by, bz):
     return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
 
 
-@numba.njit(**_INLINE)
+@numba.njit(**INLINE)
 def _column_force(ws, b, k):
     """Return the 6 scalars of column k of A_b (body force per unit parameter k)."""
     vx, vy, vz = ws[b, W_V], ws[b, W_V + 1], ws[b, W_V + 2]
@@ -92,7 +91,7 @@ def _column_force(ws, b, k):
 S_R, S_P, S_C, S_U = 0, 9, 12, 15
 
 
-@numba.njit(**_INLINE)
+@numba.njit(**INLINE)
 def _root_poses(ints, reals, ws, sc):
     """Write every body's pose in the root frame and its joint axis line (Plucker) into sc."""
     for b in range(ints.shape[0]):
@@ -120,7 +119,7 @@ def _root_poses(ints, reals, ws, sc):
         sc[b, S_C], sc[b, S_C + 1], sc[b, S_C + 2] = c0, c1, c2
 
 
-@numba.njit(**_INLINE)
+@numba.njit(**INLINE)
 def _columns_to_root(ints, ws, sc, b, Y, row0):
     """Write body b's ten columns of Y (rows row0 + v index).
 
@@ -162,7 +161,7 @@ def _columns_to_root(ints, ws, sc, b, Y, row0):
             j = ints[j, PARENT]
 
 
-@numba.njit(**_INLINE)
+@numba.njit(**INLINE)
 def _zero_rows(Y, row0, n):
     """Zero rows row0 .. row0 + n of Y (entries of joints that do not carry a body stay 0)."""
     for r in range(row0, row0 + n):
@@ -170,16 +169,16 @@ def _zero_rows(Y, row0, n):
             Y[r, c] = 0.0
 
 
-@numba.njit(types.int64(_VEC, _VEC, _VEC, _VEC, _VEC, _MAT), **_OPTS)
+@numba.njit(types.int64(VEC, VEC, VEC, VEC, VEC, MAT), **OPTS)
 def regressor(model, buffer, q, qd, qdd, Y):
     """Write the (nv, 10 nbodies) regressor into Y; return a status code."""
-    ints, reals = _model_tables(model)
+    ints, reals = model_tables(model)
     nb = ints.shape[0]
-    ws, sc = _workspace_tables(buffer, nb)
+    ws, sc = workspace_tables(buffer, nb)
     status = check_state(ints, q, qd, qdd)
     if status != STATUS_OK:
         return status
-    _rnea_body_forces(ints, reals, q, qd, qdd, ws)
+    body_forces(ints, reals, q, qd, qdd, ws)
     _root_poses(ints, reals, ws, sc)
     _zero_rows(Y, 0, qd.shape[0])
     for b in range(nb):
@@ -187,20 +186,20 @@ def regressor(model, buffer, q, qd, qdd, Y):
     return STATUS_OK
 
 
-@numba.njit(types.int64(_VEC, _MAT, _MAT, _MAT, _MAT, _MAT, _STATUS, types.int64),
-            parallel=True, nogil=True, **_OPTS)
+@numba.njit(types.int64(VEC, MAT, MAT, MAT, MAT, MAT, STATUS_MATRIX, types.int64),
+            parallel=True, nogil=True, **OPTS)
 def regressor_batch(model, buffers, Q, QD, QDD, Y, status, block):
     """Regressors of every row of Q, QD, QDD stacked into Y (N nv rows), in parallel blocks.
 
     Same scheduling and ``status`` convention as :func:`rnea_ros.core.kernels.rnea_batch`.
     """
-    ints, reals = _model_tables(model)
+    ints, reals = model_tables(model)
     nb = ints.shape[0]
     nv = QD.shape[1]
     n = Q.shape[0]
     nblocks = (n + block - 1) // block
     for c in numba.prange(nblocks):
-        ws, sc = _workspace_tables(buffers[numba.get_thread_id()], nb)
+        ws, sc = workspace_tables(buffers[numba.get_thread_id()], nb)
         status[c, 0] = STATUS_OK
         status[c, 1] = -1
         for k in range(c * block, min(n, (c + 1) * block)):
@@ -210,7 +209,7 @@ def regressor_batch(model, buffers, Q, QD, QDD, Y, status, block):
                 status[c, 1] = k
                 break
             Yk = Y[k * nv:(k + 1) * nv]
-            _rnea_body_forces(ints, reals, Q[k], QD[k], QDD[k], ws)
+            body_forces(ints, reals, Q[k], QD[k], QDD[k], ws)
             _root_poses(ints, reals, ws, sc)
             _zero_rows(Yk, 0, nv)
             for b in range(nb):
