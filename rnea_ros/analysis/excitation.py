@@ -171,6 +171,7 @@ class _Design:
 
     def __init__(self, model, index, duration, f, L, margin, speed, points, seed):
         from rnea_ros.analysis.base_parameters import base_parameters
+        from rnea_ros.core.regressor import inertial_parameters
         self.model, self.index, self.f, self.L = model, np.asarray(index), f, L
         self.lo, self.hi, self.vmax = _limits(model, self.index, margin, speed)
         self.q0 = 0.5 * (self.lo + self.hi)
@@ -183,6 +184,7 @@ class _Design:
         off = model.nv - model.njoints
         self.rows = off + self.index
         self.effort = model.effort_limits[self.index] * 0.9
+        self.phi = inertial_parameters(model)
 
     def trajectory(self, x):
         """Return the FourierTrajectory of free variables x, scaled into the limits."""
@@ -213,17 +215,18 @@ class _Design:
         return Q, QD, QDD
 
     def condition(self, traj):
-        """Return (condition number, max effort ratio) of the trajectory."""
-        from rnea_ros.core.dynamics import inverse_dynamics_batch
+        """Return (condition number, max effort ratio to 90 % of the limits) of a trajectory."""
         from rnea_ros.core.regressor import regressor_batch
         Q, QD, QDD = self.states(traj, self.t)
         nv = self.model.nv
         W = regressor_batch(self.model, Q, QD, QDD, friction=True)
         W = W.reshape(self.t.size, nv, -1)[:, self.rows, :].reshape(-1, W.shape[1])
         Wb = W[:, self.base.base]        # W phi = W_b K phi: the base columns are W_b
-        ev = np.linalg.eigvalsh(Wb.T @ Wb)      # squared singular values (cheaper than an SVD)
+        # Squared singular values from the Gram matrix (einsum: no BLAS thread pool, which
+        # costs more than it saves for these sizes on a shared machine).
+        ev = np.linalg.eigvalsh(np.einsum('ij,ik->jk', Wb, Wb))
         sv = np.sqrt(np.clip(ev[::-1], 0.0, None))
-        tau = inverse_dynamics_batch(self.model, Q, QD, QDD)[:, self.rows]
+        tau = (W[:, :self.phi.size] @ self.phi).reshape(-1, self.rows.size)   # nominal ID
         ratio = np.abs(tau).max(axis=0) / self.effort
         return sv[0] / max(sv[-1], 1e-300), float(np.max(ratio))
 
@@ -234,7 +237,7 @@ class _Design:
 
 
 def optimise_excitation(model, duration=30.0, joints=None, base_frequency=None, harmonics=5,
-                        seed=0, restarts=8, iterations=40, margin=0.9, speed=0.8, points=120):
+                        seed=0, restarts=16, iterations=10, margin=0.9, speed=0.8, points=60):
     """Return a :class:`FourierTrajectory` of low base-regressor condition number for a model.
 
     ``joints``: names of the joints to excite (default all moving joints; the others are held

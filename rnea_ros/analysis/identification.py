@@ -34,7 +34,8 @@ from rnea_ros.analysis.base_parameters import base_parameters
 from rnea_ros.core.regressor import (inertial_parameters, joint_parameters, NJOINT_PARAM,
                                      NPARAM, regressor_batch)
 
-POOR_CONDITION = 1000.0
+POOR_CONDITION = 1000.0      # warn above this condition number of the base regressor
+NOT_EXCITED = 1e6            # refuse above it: some base parameters are not seen at all
 
 
 @dataclass
@@ -70,23 +71,36 @@ def normal_equations(model, Q, QD, QDD, E, moving, columns, band, chunk=4000):
     """Return per moving joint (A_j, c_j, yy_j, n_j) = (W_j^T W_j, W_j^T y_j, y_j^T y_j, rows).
 
     W_j holds the regressor columns ``columns`` of joint j's equations outside the band; the
-    samples are processed in chunks, so memory stays bounded for long recordings.
+    samples are processed in chunks, so memory stays bounded for long recordings.  The joint
+    columns [Fv, Fs, Ia, off] of joint j are nonzero only in its own equations: they are filled
+    from qd, sign(qd), qdd and 1 directly (no full friction regressor is formed).
     """
     off = model.nv - model.njoints
     rows = off + moving
     nm, b = moving.size, len(columns)
+    columns = np.asarray(columns)
+    rigid = NPARAM * model.nbodies
+    rigid_pos = np.flatnonzero(columns < rigid)
     A, c = np.zeros((nm, b, b)), np.zeros((nm, b))
     yy, n = np.zeros(nm), np.zeros(nm, dtype=int)
     for start in range(0, Q.shape[0], chunk):
         sl = slice(start, start + chunk)
-        W = regressor_batch(model, Q[sl], QD[sl], QDD[sl], friction=True)
-        W = W.reshape(-1, model.nv, W.shape[1])[:, rows][:, :, columns]      # (n, nm, b)
-        keep = np.abs(QD[sl][:, rows]) >= band
+        W = regressor_batch(model, Q[sl], QD[sl], QDD[sl])
+        W = W.reshape(-1, model.nv, rigid)
         for j in range(nm):
-            Wj = W[keep[:, j], j, :]
-            yj = E[sl][keep[:, j], rows[j]]
-            A[j] += Wj.T @ Wj
-            c[j] += Wj.T @ yj
+            r = rows[j]
+            mask = np.abs(QD[sl, r]) >= band
+            Wj = np.zeros((int(mask.sum()), b))
+            Wj[:, rigid_pos] = W[mask, r][:, columns[rigid_pos]]
+            qd, qdd = QD[sl, r][mask], QDD[sl, r][mask]
+            joint_values = (qd, np.clip(qd / model.coulomb_band, -1.0, 1.0), qdd, 1.0)
+            for k in range(NJOINT_PARAM):
+                hit = np.flatnonzero(columns == rigid + NJOINT_PARAM * moving[j] + k)
+                if hit.size:
+                    Wj[:, hit[0]] = joint_values[k]
+            yj = E[sl, r][mask]
+            A[j] += np.einsum('ik,il->kl', Wj, Wj)      # no BLAS thread pool (shared machine)
+            c[j] += yj @ Wj
             yy[j] += yj @ yj
             n[j] += yj.size
     return A, c, yy, n
@@ -114,15 +128,52 @@ def parameters_of_pseudo_inertia(J):
                      inertia[0, 2], inertia[1, 1], inertia[1, 2], inertia[2, 2]])
 
 
+# Entries of U that theta's entries 1-9 set: (d1, d2, d3 on the diagonal, then s12 s23 s13, t).
+_U_ENTRIES = ((0, 0), (1, 1), (2, 2), (0, 1), (1, 2), (0, 2), (0, 3), (1, 3), (2, 3))
+
+
+def _parameters_of_pseudo_inertias(J):
+    """Return (..., 10) parameters of (..., 4, 4) pseudo-inertias (linear map)."""
+    sigma = J[..., :3, :3]
+    trace = np.trace(sigma, axis1=-2, axis2=-1)
+    out = np.empty(J.shape[:-2] + (NPARAM,))
+    out[..., 0] = J[..., 3, 3]
+    out[..., 1:4] = J[..., :3, 3]
+    for k, (r, c) in enumerate(((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))):
+        out[..., 4 + k] = (trace if r == c else 0.0) - sigma[..., r, c]
+    return out
+
+
+def log_cholesky_batch(theta):
+    """Return (phi (nb, 10), dphi/dtheta (nb, 10, 10)) of log-Cholesky variables (nb, 10).
+
+    theta = (alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3); U = e^alpha [[e^d1, s12, s13, t1],
+    [0, e^d2, s23, t2], [0, 0, e^d3, t3], [0, 0, 0, 1]] and J = U U^T (Rucker and Wensing 2022).
+    """
+    theta = np.asarray(theta, dtype=float).reshape(-1, NPARAM)
+    nb = theta.shape[0]
+    ex = np.exp(np.clip(theta[:, :4], -40.0, 40.0))      # clipped: no overflow in trial steps
+    V = np.zeros((nb, 4, 4))
+    V[:, 3, 3] = 1.0
+    for k, (r, c) in enumerate(_U_ENTRIES):
+        V[:, r, c] = ex[:, 1 + k] if k < 3 else theta[:, 1 + k]
+    scale = ex[:, 0] ** 2
+    J = scale[:, None, None] * V @ V.transpose(0, 2, 1)
+    dJ = np.empty((nb, NPARAM, 4, 4))
+    dJ[:, 0] = 2.0 * J
+    for k, (r, c) in enumerate(_U_ENTRIES):
+        factor = scale * (ex[:, 1 + k] if k < 3 else 1.0)
+        D = np.zeros((nb, 4, 4))
+        D[:, r, :] = V[:, :, c]                           # E_rc V^T
+        dJ[:, 1 + k] = factor[:, None, None] * (D + D.transpose(0, 2, 1))
+    phi = _parameters_of_pseudo_inertias(J)
+    dphi = _parameters_of_pseudo_inertias(dJ).transpose(0, 2, 1)   # (nb, 10 phi, 10 theta)
+    return phi, dphi
+
+
 def log_cholesky_to_parameters(theta):
     """Return the ten parameters of theta = (alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3)."""
-    alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3 = theta
-    e = np.exp(np.clip((alpha, d1, d2, d3), -40.0, 40.0))     # clipped: no overflow in trials
-    U = e[0] * np.array([[e[1], s12, s13, t1],
-                         [0.0, e[2], s23, t2],
-                         [0.0, 0.0, e[3], t3],
-                         [0.0, 0.0, 0.0, 1.0]])
-    return parameters_of_pseudo_inertia(U @ U.T)
+    return log_cholesky_batch(theta)[0][0]
 
 
 def parameters_to_log_cholesky(phi10, floor=1e-6):
@@ -203,13 +254,14 @@ def consistent_fit(model, base, Rw, beta, joint_nom, moving, prior=1.0):
     x0[theta0.size:] = np.where(kinds < 3, np.maximum(x0[theta0.size:], 1e-9),
                                 x0[theta0.size:])
     sqrt_prior = math.sqrt(prior)
+    M = Rw @ base.K                                      # (b, p)
+    Mphi, Mj = M[:, :NPARAM * nb], M[:, NPARAM * nb:][:, free.ravel()]
+    nt = theta0.size
 
     def unpack(x):
-        phi = np.concatenate([log_cholesky_to_parameters(x[10 * b:10 * (b + 1)])
-                              for b in range(nb)])
         jp = jnom.copy()
-        jp[free] = x[theta0.size:]
-        return phi, jp
+        jp[free] = x[nt:]
+        return log_cholesky_batch(x[:nt])[0].ravel(), jp
 
     def residual(x):
         phi, jp = unpack(x)
@@ -218,8 +270,20 @@ def consistent_fit(model, base, Rw, beta, joint_nom, moving, prior=1.0):
                                sqrt_prior * (phi - phi_nom) / scale,
                                sqrt_prior * (jp[free] - jnom[free]) / jscale])
 
-    result = least_squares(residual, x0, bounds=(lower, np.full(x0.size, np.inf)),
-                           method='trf', max_nfev=200)
+    def jacobian(x):
+        dphi = log_cholesky_batch(x[:nt])[1]              # (nb, 10, 10)
+        block = np.zeros((nt, nt))                        # dphi/dtheta, block diagonal
+        for b in range(nb):
+            block[NPARAM * b:NPARAM * (b + 1), NPARAM * b:NPARAM * (b + 1)] = dphi[b]
+        nfree = x.size - nt
+        top = np.hstack([Mphi @ block, Mj])
+        mid = np.hstack([sqrt_prior * block / scale[:, None], np.zeros((nt, nfree))])
+        low = np.hstack([np.zeros((nfree, nt)), np.diag(sqrt_prior / jscale)])
+        return np.vstack([top, mid, low])
+
+    result = least_squares(residual, x0, jac=jacobian,
+                           bounds=(lower, np.full(x0.size, np.inf)), method='trf',
+                           tr_solver='lsmr', max_nfev=100)
     return unpack(result.x)
 
 
@@ -247,6 +311,11 @@ def identify(model, Q, QD, QDD, E, band=0.05, prior=1.0, seed=0):
     beta, percent, sigma_j, Aw = weighted_least_squares(A, c, yy, n)
     ev = np.linalg.eigvalsh(Aw)                      # squared singular values of W_w
     condition = float(math.sqrt(ev[-1] / ev[0])) if ev[0] > 0 else math.inf
+    if not condition < NOT_EXCITED:
+        raise ValueError(f'the data does not excite the robot enough: the condition number of '
+                         f'the base regressor is {condition:.3g} (> {NOT_EXCITED:g}), some base '
+                         'parameters are not seen at all; record an excitation trajectory '
+                         '(rnea-ros excite) with larger, faster motion')
     warnings = []
     if condition > POOR_CONDITION:
         warnings.append(f'poor excitation: the condition number of the base regressor is '
@@ -270,7 +339,17 @@ def _upper_factor(Aw):
         return np.linalg.cholesky(Aw + ridge * np.eye(Aw.shape[0])).T
 
 
-def predict(model, params, Q, QD, QDD):
+def predict(model, params, Q, QD, QDD, chunk=4000):
     """Return the (N, nv) efforts of parameters x = [phi, joint params] (regressor order)."""
-    W = regressor_batch(model, Q, QD, QDD, friction=True)
-    return (W @ params).reshape(Q.shape[0], model.nv)
+    params = np.asarray(params, dtype=float)
+    rigid = NPARAM * model.nbodies
+    phi, jp = params[:rigid], params[rigid:].reshape(model.njoints, NJOINT_PARAM)
+    off = model.nv - model.njoints
+    out = np.empty((Q.shape[0], model.nv))
+    for start in range(0, Q.shape[0], chunk):
+        sl = slice(start, start + chunk)
+        out[sl] = (regressor_batch(model, Q[sl], QD[sl], QDD[sl]) @ phi).reshape(-1, model.nv)
+    qd, qdd = QD[:, off:], QDD[:, off:]
+    out[:, off:] += (jp[:, 0] * qd + jp[:, 1] * np.clip(qd / model.coulomb_band, -1.0, 1.0)
+                     + jp[:, 2] * qdd + jp[:, 3])
+    return out

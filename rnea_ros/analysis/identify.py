@@ -198,7 +198,8 @@ def run_excite(args):
     joints = [j for token in (args.joints or []) for j in token.replace(',', ' ').split()]
     traj = optimise_excitation(model, duration=args.duration, joints=joints or None,
                                base_frequency=args.base_frequency, harmonics=args.harmonics,
-                               seed=args.seed, iterations=args.iterations)
+                               seed=args.seed, restarts=args.restarts,
+                               iterations=args.iterations)
     traj.to_yaml(args.out)
     print(f'wrote {args.out}: {len(traj.joints)} joints, {traj.duration:g} s, f = '
           f'{traj.base_frequency:g} Hz, {traj.harmonics} harmonics, condition number '
@@ -217,5 +218,7 @@ def add_excite_arguments(parser):
     parser.add_argument('--harmonics', type=int, default=5, help='harmonics (default 5)')
     parser.add_argument('--base-frequency', type=float,
                         help='Hz (default: periods of about 10 s fitting the duration)')
-    parser.add_argument('--iterations', type=int, default=20,
-                        help='L-BFGS-B iterations of the design (default 20)')
+    parser.add_argument('--restarts', type=int, default=16,
+                        help='random coefficient sets tried first (default 16)')
+    parser.add_argument('--iterations', type=int, default=10,
+                        help='L-BFGS-B iterations refining the best (default 10)')

@@ -22,18 +22,18 @@ off_j`` (Khalil 2010, eq. 31, plus a constant offset); sign() is the model's (li
 ``|qd| < coulomb_band``), as :func:`rnea_ros.core.dynamics.joint_friction`.
 
 :func:`regressor_reference` is the readable numpy version (6x6 matrices of RBDA); the public
-functions call the numba kernels of :mod:`rnea_ros.core.kernels_regressor`, which the tests
+functions call the numba kernels of :mod:`rnea_ros.core.kernels.regressor`, which the tests
 check against it.
 """
 
 import numba
 import numpy as np
 
-from rnea_ros.core import kernels_regressor
-from rnea_ros.core.checks import (matrix as _matrix, prepare as _prepare,
-                                  raise_status as _raise_status, vector as _vector)
+from rnea_ros.core.checks import matrix as _matrix, prepare as _prepare
+from rnea_ros.core.checks import raise_status as _raise_status, vector as _vector
 from rnea_ros.core.joints import jcalc, NQ, NV
-from rnea_ros.core.model import AXIS, H, I_O, KIND, MASS, PARENT
+from rnea_ros.core.kernels import regressor as kernels_regressor
+from rnea_ros.core.layout import AXIS, H, I_O, KIND, MASS, PARENT
 from rnea_ros.core.reference import joint_state, placement
 from rnea_ros.core.spatial import crf, crm, skew
 
@@ -44,7 +44,9 @@ JOINT_PARAM_NAMES = ('Fv', 'Fs', 'Ia', 'off')
 # Column k of ours is column PINOCCHIO_ORDER[k] of Pinocchio's block of a body.
 PINOCCHIO_ORDER = (0, 1, 2, 3, 4, 5, 7, 6, 8, 9)
 _BATCH_BLOCK = 32
-_UNIT_E = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
+_SERIAL_ROWS = 64      # batches up to this size run on the calling thread
+_empty = np.empty
+_kernel = kernels_regressor.regressor
 
 
 def inertial_parameters(model):
@@ -149,8 +151,17 @@ def regressor(model, q, qd, qdd, gravity=None, base_acceleration=None, friction=
     inertial_parameters(model)`` for a model without joint friction; with ``friction=True``,
     append :func:`joint_parameters` to phi.
     """
+    Y = _empty((model.nv, NPARAM * model.nbodies))
+    if ws is None and gravity is None and base_acceleration is None and not friction:
+        ws = model.default_workspace           # the common call: straight to the kernel
+        if not ws.custom:
+            try:
+                status = _kernel(model.kernel_model, ws.buffer, q, qd, qdd, Y)
+            except (TypeError, ValueError):    # not float64 C-contiguous vectors
+                status = -1
+            if status == 0:
+                return Y
     ws = _prepare(model, ws, None, gravity, base_acceleration)
-    Y = np.zeros((model.nv, NPARAM * model.nbodies))
     status = kernels_regressor.regressor(model.kernel_model, ws.buffer, q, qd, qdd, Y) \
         if _is_vec(q, qd, qdd) else -1
     if status == -1:
@@ -181,7 +192,14 @@ def regressor_batch(model, Q, QD, QDD, gravity=None, base_acceleration=None, fri
     QD = _matrix(QD, model.nv, 'QD', model, rows=Q.shape[0])
     QDD = _matrix(QDD, model.nv, 'QDD', model, rows=Q.shape[0])
     n, nv = Q.shape[0], model.nv
-    Y = np.zeros((n * nv, NPARAM * model.nbodies))
+    Y = np.empty((n * nv, NPARAM * model.nbodies))       # every entry written by the kernel
+    if n <= _SERIAL_ROWS:                 # a few samples: waking the thread pool costs more
+        for k in range(n):
+            status = kernels_regressor.regressor(model.kernel_model, ws.buffer, Q[k], QD[k],
+                                                 QDD[k], Y[k * nv:(k + 1) * nv])
+            if status:
+                _raise_status(model, status, (Q[k], QD[k], QDD[k]), row=k)
+        return _with_joint_columns(model, Y, QD, QDD, friction)
     buffers = np.empty((numba.config.NUMBA_NUM_THREADS, ws.buffer.shape[0]))
     buffers[:] = ws.buffer
     status = np.empty(((n + _BATCH_BLOCK - 1) // _BATCH_BLOCK, 2), dtype=np.int64)
@@ -195,10 +213,14 @@ def regressor_batch(model, Q, QD, QDD, gravity=None, base_acceleration=None, fri
     if bad.size:
         code, row = status[bad[0]]
         _raise_status(model, int(code), (Q[row], QD[row], QDD[row]), row=int(row))
-    if friction:
-        J = joint_columns(model, QD, QDD).reshape(n * nv, -1)
-        Y = np.concatenate([Y, J], axis=1)
-    return Y
+    return _with_joint_columns(model, Y, QD, QDD, friction)
+
+
+def _with_joint_columns(model, Y, QD, QDD, friction):
+    if not friction:
+        return Y
+    J = joint_columns(model, QD, QDD).reshape(Y.shape[0], -1)
+    return np.concatenate([Y, J], axis=1)
 
 
 __all__ = ['regressor', 'regressor_batch', 'inertial_parameters', 'joint_parameters',
