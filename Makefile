@@ -21,7 +21,7 @@ lint: venv
 	$(BIN)/python -m pytest -q test/test_flake8.py test/test_pep257.py
 
 test: venv
-	$(BIN)/python -m pytest -q test
+	$(BIN)/python -m pytest -q -rs test
 
 demo: venv
 	$(BIN)/python -m rnea_ros.sim.demo --out out/demo
