@@ -54,7 +54,7 @@ def integrate(model, q, v):
 
 
 def potential_energy(model, q):
-    """Return U(q) = -sum m g . c over bodies, c from the link poses and the body's first moment."""
+    """Return the potential energy U = -sum m g . c, c from the link poses and first moments."""
     U = 0.0
     for b, link in enumerate(model.body_links):
         m = model.reals[b, MASS]
@@ -65,7 +65,7 @@ def potential_energy(model, q):
 
 
 def energy(model, q, qd):
-    """Return the kinetic plus potential energy (armature included through M)."""
+    """Return the total energy: kinetic (armature included through M) plus potential."""
     return 0.5 * qd @ mass_matrix(model, q) @ qd + potential_energy(model, q)
 
 
@@ -126,7 +126,7 @@ def energy_rate(model, q, qd, qdd, h=1e-5):
 
 
 def test_power_in_equals_the_rate_of_energy(model):
-    """tau . qd = dE/dt for fast random motions (floating base: the base wrench does work too)."""
+    """Power in (tau . qd) equals dE/dt for fast motions; a floating base's wrench works too."""
     rng = np.random.default_rng(4)
     for _ in range(3):
         q, qd, qdd = random_state(model, rng, scale=3.0)
