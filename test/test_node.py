@@ -263,6 +263,22 @@ def test_partial_joint_states_merge_and_the_mimic_follows(make, panda):
     assert h.node._rt.joints.unknown == {'not_in_model'}
 
 
+def test_two_mimic_joints_with_offsets_follow_their_own_drivers(make, tmp_path):
+    """UR5 with two mimics of different multipliers and offsets: only drivers are published."""
+    from test_mimic import DRIVERS, expand, mimic_urdf
+    path = tmp_path / 'ur5_mimic.urdf'
+    path.write_text(mimic_urdf())
+    model = RobotModel.from_urdf_file(str(path))
+    h = make(urdf_file=str(path), mode='gravity_coriolis')
+    q_d, qd_d = [0.3, -0.8, 1.1, 0.2], [0.5, -1.5, 2.0, 0.7]
+    out = h.joint_state(DRIVERS, q_d, qd_d)
+    q, qd, _ = expand(model, q_d, qd_d, np.zeros(4))
+    np.testing.assert_allclose(out.position, q, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(out.velocity, qd, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(out.effort, inverse_dynamics(model, q, qd, np.zeros(6)),
+                               rtol=0, atol=1e-12)
+
+
 def test_nan_joint_state_is_rejected_and_nothing_published(make, panda):
     h = make(mode='gravity_compensation')
     q, _, _ = _state(panda, seed=7)
