@@ -278,9 +278,17 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, base_accelerat
     return tau
 
 
+def coulomb_sign(qd, band):
+    """Return the sign(qd) of Coulomb friction: qd / band inside |qd| < band, else +-1.
+
+    The one definition of every algorithm (core and :mod:`rnea_ros.khalil`): no chatter at rest.
+    """
+    return np.clip(np.asarray(qd, dtype=float) / band, -1.0, 1.0)
+
+
 def _friction(model, v):
     """Return Fs sign(v) + Fv v for joint velocities v (any leading shape), seed 004 eq. 31."""
-    return (model.friction_coulomb * np.clip(v / model.coulomb_band, -1.0, 1.0)
+    return (model.friction_coulomb * coulomb_sign(v, model.coulomb_band)
             + model.friction_viscous * v)
 
 

@@ -32,6 +32,7 @@ PARENT, KIND, IQ, IV, AXIS_CODE, NINT = 0, 1, 2, 3, 4, 5
 GENERAL_AXIS = 6   # AXIS_CODE: 0-2 = +x, +y, +z; 3-5 = -x, -y, -z; 6 = any other axis
 
 _DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+COULOMB_BAND = 0.01   # default |qd| (rad/s or m/s) below which Coulomb friction is linear
 
 
 @dataclass
@@ -138,7 +139,7 @@ class RobotModel:
 
     def __init__(self, links, joints, floating_base=False, joint_names=None, name='robot',
                  friction_viscous=None, friction_coulomb=None, armature=None,
-                 friction_from_urdf=False, coulomb_band=0.01):
+                 friction_from_urdf=False, coulomb_band=COULOMB_BAND):
         """Build from LinkSpec and JointSpec lists; prefer the ``from_*`` constructors.
 
         Joint friction and rotor inertia (seed 004 eq. 31), added to every algorithm:
