@@ -209,7 +209,7 @@ def test_closed_loop_csv_with_directives_equals_the_yaml():
     rows = ['j, a, mu, sigma, d, XX, XY, YY, ZZ, MX, MY, M, Ia, Fv, name, link']
     rows += ['1, 0, 1, 0, 0, 0.0001, 0, 0.0134, 0.0135, 0.1, 0, 1.0, 0.001, 0.01, crank, '
              'crank_link',
-             '2, 1, 0, 0, 0.2, 0.001, -0.005, 0.167, 0.17, 0.5, 0.02, 2.0, 0, 0, coupler_joint, '
+             '2, 1, 0, 0, 0.2, 0.001, -0.005, 0.167, 0.168, 0.5, 0.02, 2.0, 0, 0, coupler_joint, '
              'coupler',
              '3, 0, 0, 0, 0.6, 0.0005, 0, 0.08, 0.08, 0.3, 0, 1.5, 0, 0, rocker_joint, rocker',
              '4, 2, 0, 0, 0.5, , , , , , , , , , cut_joint_C,',

@@ -212,10 +212,19 @@ def external_wrenches(model, f_ext, out=None):
 
 # -- public API -----------------------------------------------------------------------------------
 
+def _not_a_model(model):
+    """Return the TypeError for an argument that is not a RobotModel (e.g. a Khalil table)."""
+    hint = ': build one with RobotModel.from_mdh(table)' if hasattr(model, 'frames') else ''
+    return TypeError(f'expected a RobotModel, got {type(model).__name__}{hint}')
+
+
 def _prepare(model, ws, f_ext, gravity, base_acceleration):
     """Return the workspace with f_ext and a_0 of this call written into it."""
     if ws is None:
-        ws = model.default_workspace
+        try:
+            ws = model.default_workspace
+        except AttributeError:
+            raise _not_a_model(model) from None
     elif ws.nbodies != model.nbodies:
         raise ValueError(f'ws is the workspace of a model with {ws.nbodies} bodies, robot '
                          f"'{model.name}' has {model.nbodies}: make one with Workspace(model)")
@@ -257,11 +266,17 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, base_accelerat
     ``gravity`` defaults to (0, 0, -9.81) m/s^2 in the root (world) frame.  For a fixed-base
     model, ``base_acceleration`` [linear, angular] (world frame) is the acceleration of a
     moving base (ship, mobile platform), applied as a_0 = a_base - a_g (seed 001).
+    ``f_ext`` = {link: [fx, fy, fz, tx, ty, tz]} are wrenches applied *by the environment on*
+    the links, in each link's frame about its origin (the opposite of the wrenches ``f_env`` of
+    the links on the environment taken by :mod:`rnea_ros.khalil`).
     """
     # The common call (float64 arrays, no options) goes straight to the kernel: this function
     # is the hot path of the node and of user control loops.
     if ws is None and f_ext is None and gravity is None and base_acceleration is None:
-        ws = model.default_workspace
+        try:
+            ws = model.default_workspace
+        except AttributeError:
+            raise _not_a_model(model) from None
         if not ws.custom:
             tau = _empty(model.nv)
             try:
