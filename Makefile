@@ -28,7 +28,9 @@ demo: venv
 
 bench: venv
 	$(BIN)/python benchmarks/bench_inverse_dynamics.py
-	$(BIN)/python benchmarks/bench_node.py
+	$(BIN)/python benchmarks/bench_inverse_dynamics.py --threads 1 --robots ur5
+	$(BIN)/python benchmarks/bench_call_overhead.py
+	$(BIN)/python benchmarks/bench_node.py --compare
 
 clean:
 	rm -rf $(VENV) build install log out .pytest_cache
