@@ -294,11 +294,11 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, base_accelerat
 
 
 def coulomb_sign(qd, band):
-    """Return the sign(qd) of Coulomb friction: qd / band inside |qd| < band, else +-1.
+    """Return the sign(qd) of Coulomb friction (qd an array): qd / band inside |qd| < band.
 
     The one definition of every algorithm (core and :mod:`rnea_ros.khalil`): no chatter at rest.
     """
-    return np.clip(np.asarray(qd, dtype=float) / band, -1.0, 1.0)
+    return np.clip(qd / band, -1.0, 1.0)
 
 
 def _friction(model, v):
