@@ -110,7 +110,7 @@ def test_newton_euler_with_a_wrong_length_names_the_argument():
 def test_a_table_where_a_model_is_expected_is_a_type_error():
     table = load_mdh(data_path('rx90.yaml'))
     zero = np.zeros(6)
-    with pytest.raises(TypeError, match='RobotModel.from_mdh'):
+    with pytest.raises(TypeError, match='expected a RobotModel, got MDHTable'):
         inverse_dynamics(table, zero, zero, zero)
     with pytest.raises(TypeError, match='expected a RobotModel'):
         reaction_wrenches(table, zero, zero, zero)

@@ -214,7 +214,8 @@ def external_wrenches(model, f_ext, out=None):
 
 def _not_a_model(model):
     """Return the TypeError for an argument that is not a RobotModel (e.g. a Khalil table)."""
-    hint = ': build one with RobotModel.from_mdh(table)' if hasattr(model, 'frames') else ''
+    hint = ': build one with rnea_ros.khalil.model_from_mdh(table)' if hasattr(model, 'frames') \
+        else ''
     return TypeError(f'expected a RobotModel, got {type(model).__name__}{hint}')
 
 
