@@ -25,6 +25,7 @@ import time
 
 import numba
 from numba import types
+from numba.core import options as numba_options
 import numpy as np
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
@@ -32,11 +33,12 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, 'test'))
 
 from rnea_ros import inverse_dynamics, inverse_dynamics_batch, RobotModel  # noqa: E402
-from rnea_ros.core.kernels import _NO_NRT  # noqa: E402
 from robots import random_state, urdf_path  # noqa: E402
 
 _VEC = types.Array(types.float64, 1, 'C')
-_OPTS = {'error_model': 'numpy', **_NO_NRT}
+# compiled like rnea_ros's kernels: without numba's reference-counted runtime (if numba has it)
+_OPTS = {'error_model': 'numpy',
+         **({'_nrt': False} if hasattr(numba_options.DefaultOptions, '_nrt') else {})}
 
 
 def _kernels(nogil):
