@@ -172,6 +172,10 @@ def make(context):
 
     def factory(**params):
         params.setdefault('urdf_file', PANDA)
+        # Inputs stay fresh for 10 s unless a test sets a timeout: a loaded 2-core machine may
+        # take longer than the defaults (0.1 s, 0.5 s) between one input and the next.
+        params.setdefault('desired_timeout', 10.0)
+        params.setdefault('joint_state_timeout', 10.0)
         harness = Harness(context, params)
         harnesses.append(harness)
         harness.wait_connected()
@@ -228,12 +232,12 @@ def test_desired_accelerations_by_trajectory_unnamed_joints_zero(make, panda):
 
 
 def test_stale_desired_accelerations_count_as_zero(make, panda):
-    h = make(mode='inverse_dynamics', desired_timeout=0.05)
+    h = make(mode='inverse_dynamics', desired_timeout=1.0)
     q, qd, qdd = _state(panda, seed=2)
     h.publish('accelerations_array', _array(qdd))
     fresh = h.joint_state(panda.joint_names, q, qd)
     np.testing.assert_allclose(fresh.effort, inverse_dynamics(panda, q, qd, qdd), atol=1e-12)
-    h.spin_for(0.1)
+    h.spin_for(1.1)
     stale = h.joint_state(panda.joint_names, q, qd)
     np.testing.assert_allclose(stale.effort, inverse_dynamics(panda, q, qd, np.zeros(9)),
                                atol=1e-12)

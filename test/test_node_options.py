@@ -174,7 +174,7 @@ def test_a_tilted_imu_at_rest_rotates_gravity_and_bad_imu_messages_are_rejected(
     <origin xyz="0.02 0 0.01" rpy="3.14159 0.2 0"/></joint>
 </robot>""")
     h = make(urdf_file='', robot_description=xml, mode='gravity_compensation', use_imu=True,
-             desired_timeout=5.0, clamp_efforts=False)
+             desired_timeout=60.0, clamp_efforts=False)
     h.pubs['imu'] = h.peer.create_publisher(Imu, '/rnea/imu', 10)
     h.pubs['base'] = h.peer.create_publisher(AccelStamped, '/rnea/base_acceleration', 10)
     h.wait_connected()
