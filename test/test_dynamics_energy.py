@@ -16,8 +16,8 @@ import pytest
 
 from rnea_ros import (bias_forces, coriolis_torques, gravity_torques, inverse_dynamics,
                       mass_matrix, RobotModel)
-from rnea_ros.core.dynamics import link_pose
-from rnea_ros.core.model import H, MASS
+from rnea_ros.core.layout import H, MASS
+from rnea_ros.core.reference import link_pose
 from robots import random_state, urdf_path
 
 ROBOTS = ['panda', 'ur5', 'talos_reduced', 'double_pendulum_continuous']

@@ -1,4 +1,4 @@
-"""Robots with elastic joints (seed 004 §6, eqs. 67-82).
+"""Robots with elastic joints (Khalil 2010 §6, eqs. 67-82).
 
 Two related problems:
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from rnea_ros.core.model import COULOMB_BAND
+from rnea_ros.core.layout import COULOMB_BAND
 from rnea_ros.khalil.direct import hybrid_dynamics
 from rnea_ros.khalil.mdh import MDHFrame
 from rnea_ros.khalil.newton_euler import as_tree, KhalilTree, newton_euler_jets
