@@ -456,11 +456,12 @@ def output_error(tau, wrenches=None):
     for what, values in (('efforts', tau), ('reaction wrenches', wrenches)):
         if values is None:
             continue
+        if not values.size or (values.max() <= MAX_OUTPUT and values.min() >= -MAX_OUTPUT):
+            continue                    # one pass each way; NaN fails both comparisons
         if not np.isfinite(values).all():
             return f'non-finite {what} computed; nothing published'
-        if values.size and np.abs(values).max() > MAX_OUTPUT:
-            return (f'{what} above {MAX_OUTPUT:g} computed (|value| = {np.abs(values).max():g}); '
-                    'nothing published')
+        return (f'{what} above {MAX_OUTPUT:g} computed (|value| = {np.abs(values).max():g}); '
+                'nothing published')
     return None
 
 
@@ -479,12 +480,14 @@ class LimitGuard:
         ranged = np.isfinite(lower) & np.isfinite(upper) & (lower < upper)
         self.lower = np.where(ranged, lower - margin, -np.inf)
         self.upper = np.where(ranged, upper + margin, np.inf)
+        self._mid = np.where(ranged, 0.5 * (lower + upper), 0.0)
+        self._half = np.where(ranged, 0.5 * (upper - lower) + margin, np.inf)
         velocity = np.asarray(velocity, dtype=float)
         self.vmax = np.where(velocity > 0.0, velocity * (1.0 + velocity_margin), np.inf)
 
     def violation(self, q, qd):
         """Return why (q, qd) is outside the limits (first joint), or None."""
-        if (q >= self.lower).all() and (q <= self.upper).all() and (np.abs(qd) <= self.vmax).all():
+        if (np.abs(q - self._mid) <= self._half).all() and (np.abs(qd) <= self.vmax).all():
             return None
         for i, name in enumerate(self.names):
             if not self.lower[i] <= q[i] <= self.upper[i]:

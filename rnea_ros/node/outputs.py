@@ -44,9 +44,8 @@ class CycleMixin:
             tau = inverse_dynamics(rt.model, rt.q, qd, rt.qdd, f_ext, gravity,
                                    base_acceleration=base, ws=rt.ws)
             wrenches = None
-            if settings.publish_reaction_wrenches and rt.wrench_rows and \
-                    now >= self._next_wrenches:
-                self._next_wrenches = now + settings.wrench_period
+            sends = self._wrench_sends(rt, now) if settings.publish_reaction_wrenches else 0
+            if sends:
                 wrenches = reaction_wrenches(rt.model, rt.q, qd, rt.qdd, f_ext, gravity,
                                              base_acceleration=base, ws=rt.ws)
         except ValueError as exc:       # inputs are validated: a guard, not a code path
@@ -61,7 +60,7 @@ class CycleMixin:
         self._monitor.cycle(rt, self._stamp, f_ext, gravity, self._cfg['contact_thresholds'],
                             base)
         if wrenches is not None:
-            self._publish_wrenches(rt, wrenches)
+            self._publish_wrenches(rt, wrenches, sends)
         if rt.offset_v:
             self._publish_base_wrench(rt, tau)
         if self._cmd_pub is not None and self._cfg['enabled'] and self._limit_fault is None \
@@ -79,12 +78,36 @@ class CycleMixin:
         msg.effort = rt.effort.array
         self._efforts_pub.publish(msg)
 
-    def _publish_wrenches(self, rt, wrenches):
+    def _wrench_sends(self, rt, now):
+        """Return how many reaction-wrench topics to send this cycle (0: none, skip computing).
+
+        With ``reaction_wrenches_rate`` r and n subscribed topics the node owes r n messages a
+        second; they are spread evenly over the cycles (round robin) instead of n publishes in
+        one cycle every 1/r s, so no cycle pays for all topics at once (p99 latency).
+        """
+        n = len(rt.wrench_targets)
+        if not n:
+            return 0
+        period = rt.settings.wrench_period
+        if period <= 0.0:
+            return n
+        last, self._wrench_time = self._wrench_time, now
+        self._wrench_budget = min(float(n), self._wrench_budget + (now - last) * n / period)
+        sends = int(self._wrench_budget)
+        self._wrench_budget -= sends
+        return sends
+
+    def _publish_wrenches(self, rt, wrenches, sends):
         stamp = self._stamp
-        for (pub, msg), w in zip(rt.wrench_targets, wrenches[rt.wrench_rows].tolist()):
+        targets, rows = rt.wrench_targets, rt.wrench_rows
+        n = len(targets)
+        for _ in range(sends):
+            i = self._wrench_cursor % n
+            self._wrench_cursor = i + 1
+            pub, msg = targets[i]
             msg.header.stamp = stamp
             force, torque = msg.wrench.force, msg.wrench.torque
-            force.x, force.y, force.z, torque.x, torque.y, torque.z = w
+            force.x, force.y, force.z, torque.x, torque.y, torque.z = wrenches[rows[i]].tolist()
             pub.publish(msg)
 
     def _publish_base_wrench(self, rt, tau):

@@ -96,7 +96,9 @@ class RneaNode(CycleMixin, Node):
         self._cmd_pub = None
         self._rate_timer = None
         self._wrench_pubs = {}
-        self._next_wrenches = 0.0
+        self._wrench_time = time.monotonic()     # reaction wrenches: round robin (outputs)
+        self._wrench_budget = 0.0
+        self._wrench_cursor = 0
         self._stats = node_io.CycleStats(time.monotonic())
         self._stamps = node_io.StampCheck()
         self._loader = BackgroundLoader()
