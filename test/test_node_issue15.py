@@ -365,3 +365,50 @@ def test_output_guard_refuses_non_finite_and_absurd_values():
     assert node_io.output_error(np.array([1.0, 2.0])) is None
     assert 'non-finite' in node_io.output_error(np.array([math.nan]))
     assert 'above' in node_io.output_error(np.array([1.0]), np.array([[2e9]]))
+
+
+# -- lifecycle --------------------------------------------------------------------------
+
+def test_lifecycle_node_configure_loads_activate_commands_deactivate_sends_zero(context, panda):
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.lifecycle import TransitionCallbackReturn
+    from rnea_ros.node.lifecycle import ManagedRneaNode
+    from std_msgs.msg import Float64MultiArray
+    node = ManagedRneaNode(context=context, parameter_overrides=[
+        Parameter('urdf_file', value=PANDA), Parameter('mode', value='gravity_compensation'),
+        Parameter('command_topic', value=CMD)])
+    peer = rclpy.create_node('lifecycle_peer', context=context)
+    executor = SingleThreadedExecutor(context=context)
+    for n in (node, peer):
+        executor.add_node(n)
+    commands, efforts = [], []
+    peer.create_subscription(Float64MultiArray, CMD, commands.append, 100)
+    peer.create_subscription(JointState, '/rnea/joint_efforts', efforts.append, 100)
+    pub = peer.create_publisher(JointState, '/joint_states', 10)
+    h = test_node.Harness.__new__(test_node.Harness)
+    h.executor = executor
+    try:
+        h.spin_until(lambda: pub.get_subscription_count() > 0)
+        assert node._rt is None                             # unconfigured: no model yet
+        assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+        assert node._rt is not None and node._rt.model.name == 'panda'
+        q, _ = _rest(panda)
+        pub.publish(_msg(panda.joint_names, q, nanosec=1))
+        h.spin_until(lambda: efforts)                       # computes, but does not command
+        h.spin_for(0.05)
+        assert not commands
+        assert node.trigger_activate() == TransitionCallbackReturn.SUCCESS
+        pub.publish(_msg(panda.joint_names, q, nanosec=2))
+        h.spin_until(lambda: commands)
+        assert np.abs(commands[-1].data).max() > 0.0
+        assert node.trigger_deactivate() == TransitionCallbackReturn.SUCCESS
+        h.spin_until(lambda: not np.any(commands[-1].data))  # one zero command
+        count = len(commands)
+        pub.publish(_msg(panda.joint_names, q, nanosec=3))
+        h.spin_until(lambda: len(efforts) >= 3)
+        h.spin_for(0.05)
+        assert len(commands) == count
+    finally:
+        executor.shutdown(timeout_sec=0.1)
+        node.destroy_node()
+        peer.destroy_node()

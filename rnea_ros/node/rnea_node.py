@@ -77,11 +77,14 @@ def topic_error(name, value):
 class RneaNode(CycleMixin, Node):
     """Inverse dynamics for the robot's joint states, published as efforts and commands."""
 
+    MANAGED = False     # the lifecycle variant (rnea_ros.node.lifecycle) loads on configure
+
     def __init__(self, **kwargs):
         """Declare parameters, create the interfaces and load the model if a parameter gives it."""
         super().__init__(kwargs.pop('node_name', 'rnea'), **kwargs)
         self._log = self.get_logger()
-        self._active = True             # the lifecycle variant starts inactive
+        self._active = not self.MANAGED         # commands only while active
+        self._configured = not self.MANAGED     # models load only once configured
         self._limit_fault = None        # latched joint limit violation (reason)
         self._rt = None
         self._applying = False
@@ -110,7 +113,7 @@ class RneaNode(CycleMixin, Node):
         from rnea_ros.node.monitor import ModelMonitor      # ~/effort_residual, ~/contact, payload
         self._monitor = ModelMonitor(self)
         self._applying = True
-        if self._description_source():
+        if self._configured and self._description_source():
             self._reload_model()        # a description parameter that fails: error at start-up
 
     # -- set-up -----------------------------------------------------------------------------
@@ -294,7 +297,9 @@ class RneaNode(CycleMixin, Node):
         """Apply validated parameter changes; raise ValueError to reject them all."""
         changes = {k: v for k, v in changes.items() if k in self._cfg}
         cfg = dict(self._cfg, **changes)
-        if node_params.needs_rebuild(changes, cfg):
+        if not self._configured:
+            pass                        # lifecycle: the model is built on configure
+        elif node_params.needs_rebuild(changes, cfg):
             runtime, label = self._build_runtime(cfg)
             if runtime is not None:
                 self._cfg = cfg
@@ -303,7 +308,8 @@ class RneaNode(CycleMixin, Node):
             self._rt.update_settings(cfg)
         self._cfg = cfg
         source = self._description_source()
-        if self._rt is None and source is not None and not node_params.needs_rebuild(changes, cfg):
+        if self._configured and self._rt is None and source is not None and \
+                not node_params.needs_rebuild(changes, cfg):
             self._loader.request(cfg, *source)   # a description refused for a parameter: retry
         if 'command_topic' in changes:
             self._set_command_topic(cfg['command_topic'])
@@ -358,6 +364,8 @@ class RneaNode(CycleMixin, Node):
 
     def _on_description(self, msg):
         self._topic_description = msg.data
+        if not self._configured:
+            return                      # lifecycle: loaded on configure
         source = self._description_source()
         if source[0] != 'topic robot_description':
             if self._description_note != source[0]:
@@ -369,7 +377,7 @@ class RneaNode(CycleMixin, Node):
     def _take_loaded_model(self):
         """Install a model the background loader built (executor thread, between cycles)."""
         result = self._loader.take()
-        if result is None:
+        if result is None or not self._configured:
             return
         runtime, label, error, cfg = result
         source = self._description_source()
@@ -486,7 +494,7 @@ def spin_until_signal(node, executor, should_stop, period=0.1):
         executor.spin_once(timeout_sec=period)
 
 
-def main(args=None):
+def main(args=None, node_class=None):
     """Run the node until Ctrl-C / SIGTERM; return the exit code."""
     args = sys.argv if args is None else args
     parser = argparse.ArgumentParser(description='rnea ROS 2 node')
@@ -499,7 +507,7 @@ def main(args=None):
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.append(True))
     try:
-        node = RneaNode()
+        node = (node_class or RneaNode)()
     except (ParameterException, ValueError) as exc:
         print(f'rnea: cannot start: {exc}', file=sys.stderr)
         rclpy.try_shutdown()
