@@ -122,6 +122,8 @@ class CycleMixin:
         if not self._commanding:
             self._commanding = True
             limiter.start_ramp(now)
+            ramp = f'ramp over {limiter.ramp_time:g} s' if limiter.ramp_time > 0 else 'no ramp'
+            self._log.info(f'command output starts on {self._cfg["command_topic"]} ({ramp})')
         self._cmd_msg.data = rt.settings.fill_command(rt.effort.view, limiter.scale(now))
         self._cmd_pub.publish(self._cmd_msg)
 

@@ -86,6 +86,7 @@ class RneaNode(InputsMixin, CycleMixin, Node):
         self._log = self.get_logger()
         self._active = not self.MANAGED         # commands only while active
         self._configured = not self.MANAGED     # models load only once configured
+        self._enabled_logged = None
         self._limit_fault = None        # latched joint limit violation (reason)
         self._rt = None
         self._applying = False
@@ -320,6 +321,10 @@ class RneaNode(InputsMixin, CycleMixin, Node):
             self._set_imu_subscription(cfg['use_imu'])
         if 'joint_state_timeout' in changes:
             self._set_watchdog(cfg['joint_state_timeout'])
+        if 'enabled' in changes and cfg['enabled'] != self._enabled_logged:
+            self._enabled_logged = cfg['enabled']
+            self._log.info('commands enabled' if cfg['enabled'] else
+                           'commands disabled (one zero command sent if commanding)')
         if 'enabled' in changes and not cfg['enabled']:
             self._stop_commands(send_zero=True)
         if 'enabled' in changes and cfg['enabled'] and self._limit_fault is not None:
