@@ -212,11 +212,12 @@ class Driver:
             if time.monotonic() > end:
                 raise RuntimeError('the rnea node did not come up')
             self.executor.spin_once(timeout_sec=0.05)
-        if self.once:
-            self.pub.publish(JointState(name=self.once, position=[self.q[n] for n in self.once]))
         got = []
         self.latency = {}
+        once = JointState(name=self.once, position=[self.q[n] for n in self.once])
         while not got and time.monotonic() < end:
+            if self.once:         # again each time: the node subscribes best effort
+                self.pub.publish(once)
             self.publish(record=True)
             self.executor.spin_once(timeout_sec=0.05)
             got = [v for v in self.latency.values() if v is not None]

@@ -102,7 +102,7 @@ class RneaNode(InputsMixin, CycleMixin, Node):
         self._rate_timer = None
         self._wrench_pubs = {}
         self._wrench_time = time.monotonic()     # reaction wrenches: round robin (outputs)
-        self._wrench_budget = 0.0
+        self._wrench_budget = float('inf')        # the first cycle sends every topic
         self._wrench_cursor = 0
         self._stats = node_io.CycleStats(time.monotonic())
         self._stamps = node_io.StampCheck()
