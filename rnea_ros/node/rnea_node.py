@@ -11,7 +11,10 @@ wins over the IMU, a fresh IMU over the ``base_acceleration`` parameter; the bas
 taken as zero).  Outputs: ``~/joint_efforts`` (JointState stamped with the input stamp),
 ``~/reaction_wrenches/<joint>``, optional commands on ``command_topic`` (Float64MultiArray for
 ros2_control's forward_command_controller) and ``/diagnostics``.
-Service ``~/enable`` (std_srvs/SetBool) switches command output.
+Service ``~/enable`` (std_srvs/SetBool) switches command output.  ``joint_states`` is subscribed
+best effort (hears reliable and best-effort publishers; QoS overridable by parameters).  A joint
+leaving its limits stops commands until re-enabled (the joint limit guard).  A managed variant is
+:mod:`rnea_ros.node.lifecycle`.
 
 The node is a thin shell: input bookkeeping and validation live in
 :mod:`rnea_ros.node.bookkeeping`, the parameter table in :mod:`rnea_ros.node.params`, the
