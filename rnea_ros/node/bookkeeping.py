@@ -480,8 +480,9 @@ class LimitGuard:
         ranged = np.isfinite(lower) & np.isfinite(upper) & (lower < upper)
         self.lower = np.where(ranged, lower - margin, -np.inf)
         self.upper = np.where(ranged, upper + margin, np.inf)
-        self._mid = np.where(ranged, 0.5 * (lower + upper), 0.0)
-        self._half = np.where(ranged, 0.5 * (upper - lower) + margin, np.inf)
+        with np.errstate(invalid='ignore'):         # inf - inf for joints without a range
+            self._mid = np.where(ranged, 0.5 * (lower + upper), 0.0)
+            self._half = np.where(ranged, 0.5 * (upper - lower) + margin, np.inf)
         velocity = np.asarray(velocity, dtype=float)
         self.vmax = np.where(velocity > 0.0, velocity * (1.0 + velocity_margin), np.inf)
 
