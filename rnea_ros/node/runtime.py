@@ -1,13 +1,12 @@
 """What the rnea node builds once per model, off the executor thread (no publishers here).
 
-:func:`load_model` reads the description (a file through :func:`read_description_file`: regular
-files only, size-limited, so a FIFO or ``/dev/zero`` is an error instead of a hung executor),
+:func:`load_model` reads the description (a file through the core's
+:func:`rnea_ros.core.urdf.read_urdf_file`: regular files only, size-limited, so a FIFO or
+``/dev/zero`` is an error instead of a hung executor),
 :class:`ModelRuntime` holds the model's input bookkeeping, state arrays and preallocated output
 messages, :class:`BackgroundLoader` builds them in a thread while the executor keeps serving.
 """
 
-import os
-import stat
 import threading
 
 from geometry_msgs.msg import WrenchStamped
@@ -15,40 +14,12 @@ import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.parameter import Parameter
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
+from rnea_ros.core.urdf import parse_urdf, read_urdf_file
 from rnea_ros.node import bookkeeping as node_io
 from rnea_ros.node import checks as node_checks
 from rnea_ros.node import params as node_params
 from rnea_ros.node.monitor_params import attach_payload
 from sensor_msgs.msg import JointState
-
-# Largest URDF file read (bytes): big meshes-free descriptions are a few MB.
-MAX_DESCRIPTION_BYTES = 64 * 1024 * 1024
-
-
-def read_description_file(path, max_bytes=MAX_DESCRIPTION_BYTES):
-    """Return the text of a URDF file; ValueError unless it is a regular file of <= max_bytes.
-
-    The type is checked before opening, so a FIFO, a device (``/dev/zero``) or a directory never
-    blocks or fills memory.  (One plain function: the core's reader can replace it.)
-    """
-    try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f'cannot read URDF file {path!r}: not a regular file')
-        if info.st_size > max_bytes:
-            raise ValueError(f'cannot read URDF file {path!r}: {info.st_size} bytes (at most '
-                             f'{max_bytes})')
-        with open(path, encoding='utf-8') as f:
-            text = f.read(max_bytes + 1)
-    except OSError as exc:
-        raise ValueError(f'cannot read URDF file {path!r}: {exc.strerror}') from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f'cannot read URDF file {path!r}: not UTF-8 text ({exc.reason})') \
-            from None
-    if len(text) > max_bytes:
-        raise ValueError(f'cannot read URDF file {path!r}: more than {max_bytes} bytes')
-    return text
-
 
 _TYPES = {
     'bool': Parameter.Type.BOOL,
@@ -84,17 +55,21 @@ def descriptor(spec):
 
 
 def load_model(label, text, cfg):
-    """Build the model of a description (file path or XML) with the friction parameters."""
-    if label.startswith('file'):
-        text = read_description_file(text)
+    """Build the model of a description (file path or XML) with the friction parameters.
+
+    The description is read and parsed once (:mod:`rnea_ros.core.urdf`: a file must be a
+    bounded regular file, so a FIFO or ``/dev/zero`` is refused without blocking); the model is
+    rebuilt from the parsed records when friction or a payload needs the joint names first.
+    """
+    description = parse_urdf(read_urdf_file(text) if label.startswith('file') else text)
+    name, links, joints = description
     floating = cfg['floating_base']
-    model = RobotModel.from_urdf_string(text, floating_base=floating)
+    model = RobotModel.from_specs(links, joints, floating_base=floating, name=name)
     options = node_params.joint_coefficients(cfg, model.joint_names)
     if options or cfg['use_urdf_friction']:
-        model = RobotModel.from_urdf_string(text, floating_base=floating,
-                                            friction_from_urdf=cfg['use_urdf_friction'],
-                                            **options)
-    return attach_payload(model, cfg, text, False)
+        model = RobotModel.from_specs(links, joints, floating_base=floating, name=name,
+                                      friction_from_urdf=cfg['use_urdf_friction'], **options)
+    return attach_payload(model, cfg, description, False)
 
 
 class ModelRuntime:

@@ -10,8 +10,8 @@ import os
 import numpy as np
 
 from rnea_ros.node.launch_helpers import config_dir, PACKAGE, parse_bool, parse_list
-from rnea_ros.sim.mujoco_model import example_robot_data_dir, urdf_joints
 from rnea_ros.sim.ros2_control_urdf import add_ros2_control, commanded_joints
+from rnea_ros.sim.urdf_tools import example_robot_data_dir, read_urdf, urdf_joints
 
 PANDA_URDF = 'panda_description/urdf/panda.urdf'
 # A non-trivial panda pose: elbow bent, wrist turned, fingers half open.
@@ -29,15 +29,6 @@ REFERENCE_TOPIC = '/' + RNEA_NODE_NAME + '/reference'
 def default_urdf_file():
     """Return the panda URDF shipped with example-robot-data."""
     return os.path.join(example_robot_data_dir(), PANDA_URDF)
-
-
-def read_urdf(path):
-    """Return the text of a URDF file (ValueError when it cannot be read)."""
-    try:
-        with open(os.path.expanduser(path), encoding='utf-8') as stream:
-            return stream.read()
-    except OSError as error:
-        raise ValueError('cannot read URDF {}: {}'.format(path, error)) from None
 
 
 def demo_pose(joints):
