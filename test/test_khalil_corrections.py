@@ -8,13 +8,14 @@ import sys
 import numpy as np
 import pytest
 
-from rnea_ros import forward_dynamics, gravity_torques, inverse_dynamics, reaction_wrenches
-from rnea_ros import RobotModel
+from rnea_ros import (forward_dynamics, gravity_torques, inverse_dynamics, reaction_wrenches,
+                      RobotModel)
 from rnea_ros.core.dynamics import joint_friction
 from rnea_ros.core.reference import link_pose
 from rnea_ros.khalil import ClosedLoopRobot, data_path, FlexibleJointRobot, load_mdh
 from rnea_ros.khalil.direct import direct_dynamics
-from rnea_ros.khalil.mdh import make_table, model_from_mdh
+from rnea_ros.khalil.mdh import make_table
+from rnea_ros.khalil.mdh_model import model_from_mdh
 from rnea_ros.khalil.newton_euler import KhalilTree, newton_euler
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

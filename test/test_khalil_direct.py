@@ -7,9 +7,9 @@ import pytest
 import rnea_ros
 from rnea_ros import reaction_wrenches
 from rnea_ros.khalil.direct import direct_dynamics, hybrid_dynamics
-from rnea_ros.khalil.mdh import data_path, load_mdh, mdh_to_urdf, model_from_mdh
-from rnea_ros.khalil.newton_euler import (bias_vector, inertia_matrix, KhalilTree,
-                                          newton_euler)
+from rnea_ros.khalil.mdh_files import data_path, load_mdh
+from rnea_ros.khalil.mdh_model import mdh_to_urdf, model_from_mdh
+from rnea_ros.khalil.newton_euler import bias_vector, inertia_matrix, KhalilTree, newton_euler
 
 
 def test_recursive_direct_model_solves_a_qdd_equals_gamma_minus_h():

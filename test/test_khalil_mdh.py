@@ -8,9 +8,10 @@ import pytest
 
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
 from rnea_ros.core.spatial import rotx, rotz
-from rnea_ros.khalil.mdh import (com_to_khalil, data_path, khalil_to_com, load_mdh, load_mdh_csv,
-                                 load_mdh_yaml, loop_constraints, main as mdh_main, make_table,
-                                 mdh_to_urdf, mdh_transform, model_from_mdh)
+from rnea_ros.khalil.mdh import (com_to_khalil, khalil_to_com, loop_constraints, make_table,
+                                 mdh_transform)
+from rnea_ros.khalil.mdh_files import data_path, load_mdh, load_mdh_csv, load_mdh_yaml
+from rnea_ros.khalil.mdh_model import main as mdh_main, mdh_to_urdf, model_from_mdh
 from rnea_ros.khalil.newton_euler import KhalilTree, newton_euler as khalil_ne
 
 # The RX-90 of rnea_ros/khalil/data/rx90.yaml written by hand as a URDF: joint origins read off
@@ -254,7 +255,7 @@ def test_from_mdh_lives_in_the_khalil_package_not_in_the_core():
     import numpy as np
     from rnea_ros import gravity_torques, RobotModel
     from rnea_ros.khalil import data_path, model_from_mdh
-    from rnea_ros.khalil.mdh import model_from_mdh as mdh_model_from_mdh
+    from rnea_ros.khalil.mdh_model import model_from_mdh as mdh_model_from_mdh
     assert not hasattr(RobotModel, 'from_mdh')
     a = model_from_mdh(data_path('rx90.yaml'))
     b = mdh_model_from_mdh(data_path('rx90.yaml'))

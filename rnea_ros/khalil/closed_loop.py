@@ -24,7 +24,8 @@ import numpy as np
 from rnea_ros.core.dynamics import inverse_dynamics as core_inverse_dynamics
 from rnea_ros.core.model import RobotModel
 from rnea_ros.khalil.kinematics import frame_jacobian, frame_kinematics, poses
-from rnea_ros.khalil.mdh import MDHTable, model_from_mdh
+from rnea_ros.khalil.mdh import MDHTable
+from rnea_ros.khalil.mdh_model import model_from_mdh
 from rnea_ros.khalil.newton_euler import KhalilTree
 
 

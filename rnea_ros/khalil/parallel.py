@@ -28,7 +28,7 @@ from rnea_ros.core.dynamics import inverse_dynamics as core_inverse_dynamics
 from rnea_ros.core.layout import DEFAULT_GRAVITY as _DEFAULT_G
 from rnea_ros.core.spatial import skew
 from rnea_ros.khalil.kinematics import frame_jacobian, frame_kinematics, poses
-from rnea_ros.khalil.mdh import model_from_mdh
+from rnea_ros.khalil.mdh_model import model_from_mdh
 from rnea_ros.khalil.newton_euler import KhalilTree
 
 
