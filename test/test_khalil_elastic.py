@@ -10,9 +10,9 @@ from rnea_ros.khalil.direct import direct_dynamics
 from rnea_ros.khalil.elastic import (elastic_direct_dynamics, elastic_inverse_dynamics,
                                      flexible_joint_inverse_dynamics, FlexibleJointRobot,
                                      split_flexible_table)
-from rnea_ros.khalil.mdh import data_path, load_mdh
-from rnea_ros.khalil.newton_euler import (bias_vector, inertia_matrix, KhalilTree,
-                                          newton_euler, newton_euler_jets)
+from rnea_ros.khalil.mdh_files import data_path, load_mdh
+from rnea_ros.khalil.newton_euler import (bias_vector, inertia_matrix, KhalilTree, newton_euler,
+                                          newton_euler_jets)
 
 
 def flexible_arm(stiffness=(3000.0, 3000.0, 1500.0)):

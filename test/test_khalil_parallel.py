@@ -8,7 +8,8 @@ import pytest
 from rnea_ros.core.spatial import rotx, rotz
 from rnea_ros.khalil.closed_loop import ClosedLoopRobot
 from rnea_ros.khalil.kinematics import poses
-from rnea_ros.khalil.mdh import data_path, load_mdh, make_table
+from rnea_ros.khalil.mdh import make_table
+from rnea_ros.khalil.mdh_files import data_path, load_mdh
 from rnea_ros.khalil.newton_euler import inertia_matrix
 from rnea_ros.khalil.parallel import Leg, ParallelRobot
 

@@ -10,8 +10,8 @@ import threading
 import numpy as np
 import pytest
 
-from rnea_ros import (forward_dynamics, gravity_torques, inverse_dynamics,
-                      inverse_dynamics_batch, mass_matrix, reaction_wrenches, RobotModel)
+from rnea_ros import (forward_dynamics, gravity_torques, inverse_dynamics, inverse_dynamics_batch,
+                      mass_matrix, reaction_wrenches, RobotModel)
 from rnea_ros.core.urdf import MAX_URDF_BYTES
 from robots import urdf_path
 

@@ -4,8 +4,9 @@ W. Khalil, "Dynamic modeling of robots using recursive Newton-Euler techniques",
 
 One module per method, in the paper's notation, with its equation numbers in the docstrings:
 
-- :mod:`~rnea_ros.khalil.mdh`: modified Denavit-Hartenberg tables (§2), YAML/CSV loaders,
-  conversion to :class:`rnea_ros.RobotModel` and URDF, loop-constraint data of cut joints.
+- :mod:`~rnea_ros.khalil.mdh`: modified Denavit-Hartenberg tables (§2) and loop-constraint data
+  of cut joints; :mod:`~rnea_ros.khalil.mdh_files` their YAML/CSV files;
+  :mod:`~rnea_ros.khalil.mdh_model` their conversion to :class:`rnea_ros.RobotModel` and URDF.
 - :mod:`~rnea_ros.khalil.newton_euler`: the inverse model of a tree (§3.2, eqs. 12-31) with time
   derivatives of the torques (Taylor jets) and the inertia matrix by columns (§3.3.1).
 - :mod:`~rnea_ros.khalil.direct`: the recursive direct model (§3.3.2, eqs. 32-54).
@@ -20,9 +21,9 @@ from rnea_ros.khalil.direct import direct_dynamics, hybrid_dynamics
 from rnea_ros.khalil.elastic import (elastic_direct_dynamics, elastic_inverse_dynamics,
                                      flexible_joint_inverse_dynamics, FlexibleJointRobot,
                                      split_flexible_table)
-from rnea_ros.khalil.mdh import (data_path, load_mdh, load_mdh_csv, load_mdh_yaml,
-                                 loop_constraints, make_table, mdh_to_urdf, MDHFrame, MDHTable,
-                                 model_from_mdh)
+from rnea_ros.khalil.mdh import loop_constraints, make_table, MDHFrame, MDHTable
+from rnea_ros.khalil.mdh_files import data_path, load_mdh, load_mdh_csv, load_mdh_yaml
+from rnea_ros.khalil.mdh_model import mdh_to_urdf, model_from_mdh
 from rnea_ros.khalil.newton_euler import (inertia_matrix, KhalilTree, newton_euler,
                                           newton_euler_jets)
 from rnea_ros.khalil.parallel import Leg, ParallelRobot

@@ -22,22 +22,18 @@ be fixed frames with sigma = 2); frames NL+1..NJ are the B = NJ - NL cut joints 
 i = a(k); frames NJ+1..NJ+B are the frames k+B, fixed (sigma = 2) on link j = a(k+B) and aligned
 with frame k when the loop is closed (eq. 3).  Cut frames carry no inertia.
 
-:func:`model_from_mdh` turns the tree part into a :class:`rnea_ros.core.model.RobotModel`;
-:func:`loop_constraints` returns the cut joints as loop-constraint data.
+:func:`loop_constraints` returns the cut joints as loop-constraint data.  Files (YAML, CSV) are
+read by :mod:`rnea_ros.khalil.mdh_files`; :mod:`rnea_ros.khalil.mdh_model` turns the tree part
+into a :class:`rnea_ros.core.model.RobotModel` or URDF text.
 """
 
 import ast
-import csv
 from dataclasses import dataclass, fields, replace
-import io
 import math
-import os
 
 import numpy as np
 
-from rnea_ros.core.model import RobotModel
 from rnea_ros.core.spatial import rotx, rotz
-from rnea_ros.core.specs import JointSpec, LinkSpec
 
 GEOMETRY = ('gamma', 'b', 'alpha', 'd', 'theta', 'r')
 INERTIA = ('XX', 'XY', 'XZ', 'YY', 'YZ', 'ZZ', 'MX', 'MY', 'MZ', 'M')
@@ -46,7 +42,6 @@ LIMITS = ('lower', 'upper', 'effort', 'velocity')
 COLUMNS = ('j', 'a', 'mu', 'sigma') + GEOMETRY + INERTIA + JOINT
 _INTS = ('j', 'a', 'mu', 'sigma')
 _TEXT = ('name', 'link')
-_URDF_UNLIMITED = 1e30
 
 
 @dataclass(frozen=True)
@@ -248,6 +243,10 @@ def _check_table(table):
                 raise ValueError(f'{where}: {key} is not finite')
         if f.M < 0.0 or f.Ia < 0.0 or f.K < 0.0:
             raise ValueError(f'{where}: M, Ia and K must not be negative')
+        for key in ('gamma', 'alpha', 'theta'):
+            if abs(getattr(f, key)) > 2.0 * math.pi + 1e-9:
+                raise ValueError(f'{where}: {key} = {getattr(f, key):g} is not an angle in '
+                                 'radians (|angle| <= 2 pi); write degrees as e.g. pi/2')
         if idx <= table.NL:
             if not 0 <= f.a < idx:
                 raise ValueError(f'{where}: antecedent a(j)={f.a} must be in 0..{idx - 1}')
@@ -355,231 +354,8 @@ def _integer(value, what):
     return int(x)
 
 
-# -- file formats ---------------------------------------------------------------------------
-
-def load_mdh_yaml(text_or_path):
-    """Return the :class:`MDHTable` of a YAML document (text or path).
-
-    Format::
-
-        name: rx90          # optional
-        base: base_link     # optional name of link 0
-        NL: 6               # optional (default: number of frames, a tree)
-        NJ: 6               # optional (default: NL)
-        frames:
-          - {j: 1, a: 0, mu: 1, sigma: 0, alpha: 0, d: 0, theta: 0, r: 0, ZZ: 1.2, Ia: 0.5}
-          - {j: 2, a: 1, mu: 1, sigma: 0, alpha: -pi/2, ...}
-    """
-    import yaml
-    text = _read(text_or_path, ('.yaml', '.yml'))
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ValueError(f'invalid MDH YAML: {e}') from None
-    if not isinstance(doc, dict) or not isinstance(doc.get('frames'), list):
-        raise ValueError("invalid MDH YAML: expected a mapping with a list 'frames'")
-    for idx, row in enumerate(doc['frames'], start=1):
-        if not isinstance(row, dict):
-            raise ValueError(f'invalid MDH YAML: frame {idx} is not a mapping')
-    unknown = sorted(set(doc) - {'frames', 'name', 'base', 'NL', 'NJ'})
-    if unknown:
-        raise ValueError(f'invalid MDH YAML: unknown key(s) {unknown}')
-    return make_table(doc['frames'], NL=doc.get('NL'), NJ=doc.get('NJ'),
-                      name=str(doc.get('name', 'robot')), base=str(doc.get('base', 'base_link')))
-
-
-def load_mdh_csv(text_or_path):
-    """Return the :class:`MDHTable` of a CSV table (text or path).
-
-    The first non-comment line names the columns (any of :data:`COLUMNS`, ``lower``, ``upper``,
-    ``effort``, ``velocity``, ``name``, ``link``); one row per frame.  Lines starting with '#'
-    are comments, except directives ``# NL = 7``, ``# NJ = 9``, ``# name = x``, ``# base = y``.
-    """
-    text = _read(text_or_path, ('.csv',))
-    meta, lines = {}, []
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if stripped.startswith('#'):
-            key, sep, value = stripped.lstrip('#').partition('=')
-            if sep and key.strip() in ('NL', 'NJ', 'name', 'base'):
-                meta[key.strip()] = value.strip()
-            continue
-        lines.append(line)
-    if not lines:
-        raise ValueError('invalid MDH CSV: no header line')
-    reader = csv.DictReader(io.StringIO('\n'.join(lines)), skipinitialspace=True)
-    reader.fieldnames = [h.strip() for h in reader.fieldnames]
-    rows = []
-    for idx, row in enumerate(reader, start=1):
-        if None in row or any(v is None for v in row.values()):
-            raise ValueError(f'invalid MDH CSV: row {idx} has a different number of columns '
-                             'than the header')
-        rows.append(row)
-    return make_table(rows, NL=meta.get('NL'), NJ=meta.get('NJ'),
-                      name=meta.get('name', 'robot'), base=meta.get('base', 'base_link'))
-
-
-def load_mdh(path):
-    """Return the table of a ``.yaml``/``.yml`` or ``.csv`` file."""
-    if str(path).lower().endswith('.csv'):
-        return load_mdh_csv(path)
-    return load_mdh_yaml(path)
-
-
-def _read(text_or_path, suffixes):
-    s = str(text_or_path)
-    if '\n' not in s and s.lower().endswith(suffixes):
-        try:
-            with open(s, encoding='utf-8') as f:
-                return f.read()
-        except OSError as e:
-            raise ValueError(f'cannot read MDH table {s!r}: {e.strerror}') from None
-    return s
-
-
-def data_path(filename):
-    """Return the path of an example table shipped in ``rnea_ros/khalil/data``."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data', filename)
-
-
-# -- conversion to the dynamics core ------------------------------------------------------------
-
-def mdh_to_specs(table):
-    """Return ([LinkSpec], [JointSpec]) of the table's equivalent tree (frames 1..NL).
-
-    Frame j is link j's frame; the joint frame at q = 0 is iTj with theta = theta offset
-    (revolute) or r = r offset (prismatic), the axis is z_j.  Khalil's inertia about O_j is moved
-    to the centre of mass (parallel-axis theorem); Fv and Fs also become the URDF-style
-    ``damping`` and ``friction`` of the joint (Ia has no URDF equivalent).
-    """
-    links = [LinkSpec(table.base)]
-    joints = []
-    for f in table.tree_frames:
-        mass, com, Ic = _com_inertia(f)
-        links.append(LinkSpec(f.link_name, mass=mass, com=tuple(com), inertia=Ic))
-        X = f.fixed_transform()
-        kind = ('revolute', 'prismatic', 'fixed')[f.sigma]
-        if kind == 'revolute' and math.isinf(f.lower) and math.isinf(f.upper):
-            kind = 'continuous'
-        joints.append(JointSpec(
-            f.joint_name, kind, table.link_name(f.a), f.link_name, rotation=X[:3, :3],
-            translation=tuple(X[:3, 3]), axis=(0.0, 0.0, 1.0), lower=f.lower, upper=f.upper,
-            effort=f.effort, velocity=f.velocity, damping=f.Fv, friction=f.Fs))
-    return links, joints
-
-
-def _com_inertia(f):
-    """Return (mass, com, inertia about the COM) of frame f, or a clear ValueError."""
-    try:
-        mass, com, Ic = khalil_to_com(*f.inertia_about_origin())
-    except ValueError as e:
-        raise ValueError(f'MDH frame {f.j}: {e}') from None
-    eig = np.linalg.eigvalsh(Ic)
-    if eig.min() < -1e-9 * max(1.0, np.abs(Ic).max()):
-        raise ValueError(f'MDH frame {f.j}: the inertial parameters are not physically '
-                         'consistent: the inertia about the centre of mass, J - M (c.c I - c c^T)'
-                         f' with c = MS / M, has eigenvalues {eig.tolist()}')
-    return mass, com, Ic
-
-
-def model_from_mdh(table, floating_base=False, **options):
-    """Return the :class:`RobotModel` of the equivalent tree of an MDH table (Khalil 2010 §2).
-
-    The joint order of the model (``model.joint_names``) is the table order of the moving tree
-    frames, i.e. q_tr of eq. (2).  The table's Ia, Fs and Fv become the model's armature and
-    joint friction, so the core algorithms include eq. (31) (with the core's smoothed sign(qd),
-    see ``coulomb_band``).  ``options`` are passed to :meth:`RobotModel.from_specs` (explicit
-    ``armature``, ``friction_viscous``, ``friction_coulomb`` override the table).  Cut joints
-    are not part of the tree: see :func:`loop_constraints`.  ``table`` may also be the path of
-    a ``.yaml``/``.csv`` table.
-    """
-    if isinstance(table, (str, os.PathLike)):
-        table = load_mdh(table)
-    if not isinstance(table, MDHTable):
-        raise ValueError(f'expected an MDHTable, got {type(table).__name__}')
-    links, joints = mdh_to_specs(table)
-    js = table.joints
-    terms = {'armature': {f.joint_name: f.Ia for f in js},
-             'friction_viscous': {f.joint_name: f.Fv for f in js},
-             'friction_coulomb': {f.joint_name: f.Fs for f in js}}
-    terms.update(options)
-    return RobotModel.from_specs(links, joints, floating_base=floating_base,
-                                 joint_names=list(table.joint_names), name=table.name, **terms)
-
-
 def loop_constraints(table):
     """Return the cut joints of a closed-loop table as :class:`LoopConstraint` records."""
     B = table.B
     return tuple(LoopConstraint(table.frames[k - 1], table.frames[k + B - 1])
                  for k in range(table.NL + 1, table.NJ + 1))
-
-
-def mdh_to_urdf(table):
-    """Return URDF text of the equivalent tree (for robot_state_publisher or the node).
-
-    Revolute joints without limits become ``continuous``; infinite limits of prismatic joints
-    and missing effort / velocity limits, which URDF cannot express, are written as +-1e30.
-    Rotor inertias Ia are not part of URDF and are dropped.
-    """
-    links, joints = mdh_to_specs(table)
-    out = [f'<robot name="{table.name}">']
-    for link in links:
-        out.append(f'  <link name="{link.name}">')
-        if link.mass > 0.0:
-            I_ = [repr(float(link.inertia[a, b])) for a, b in
-                  ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))]
-            out.append(f'    <inertial><origin xyz="{_fmt(link.com)}" rpy="0 0 0"/>'
-                       f'<mass value="{float(link.mass)!r}"/><inertia ixx="{I_[0]}" '
-                       f'ixy="{I_[1]}" ixz="{I_[2]}" iyy="{I_[3]}" iyz="{I_[4]}" izz="{I_[5]}"/>'
-                       '</inertial>')
-        out.append('  </link>')
-    for j in joints:
-        out.append(f'  <joint name="{j.name}" type="{j.type}">')
-        out.append(f'    <parent link="{j.parent}"/><child link="{j.child}"/>')
-        out.append(f'    <origin xyz="{_fmt(j.translation)}" rpy="{_fmt(_rpy(j.rotation))}"/>')
-        if j.type != 'fixed':
-            out.append('    <axis xyz="0 0 1"/>')
-        if j.type in ('revolute', 'prismatic'):
-            lim = ' '.join(f'{k}="{_urdf_limit(getattr(j, k))!r}"' for k in LIMITS)
-            out.append(f'    <limit {lim}/>')
-        if j.damping or j.friction:
-            out.append(f'    <dynamics damping="{float(j.damping)!r}" '
-                       f'friction="{float(j.friction)!r}"/>')
-        out.append('  </joint>')
-    out.append('</robot>')
-    return '\n'.join(out) + '\n'
-
-
-def _urdf_limit(x):
-    """Return x, or +-1e30 for an infinite limit (URDF has no way to write 'unlimited')."""
-    return float(x) if math.isfinite(x) else math.copysign(_URDF_UNLIMITED, x)
-
-
-def _fmt(v):
-    return ' '.join(repr(float(x)) for x in v)
-
-
-def _rpy(R):
-    """Return URDF roll, pitch, yaw of R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    pitch = math.atan2(-R[2, 0], math.hypot(R[0, 0], R[1, 0]))
-    if abs(math.cos(pitch)) < 1e-12:
-        return (math.atan2(-R[1, 2], R[1, 1]), pitch, 0.0)
-    return (math.atan2(R[2, 1], R[2, 2]), pitch, math.atan2(R[1, 0], R[0, 0]))
-
-
-def main(argv=None):
-    """Print the URDF of an MDH table: ``python -m rnea_ros.khalil table.yaml|table.csv``."""
-    import sys
-    args = sys.argv[1:] if argv is None else list(argv)
-    if len(args) != 1:
-        print('usage: python -m rnea_ros.khalil TABLE.yaml|TABLE.csv  (prints URDF)',
-              file=sys.stderr)
-        return 2
-    try:
-        sys.stdout.write(mdh_to_urdf(load_mdh(args[0])))
-    except ValueError as e:
-        print(f'error: {e}', file=sys.stderr)
-        return 1
-    return 0
