@@ -27,6 +27,7 @@ setup(
         'console_scripts': [
             'rnea-ros = rnea_ros.analysis.cli:main',
             'rnea_node = rnea_ros.node.rnea_node:main',
+            'rnea_lifecycle_node = rnea_ros.node.lifecycle:main',
             'mujoco_sim = rnea_ros.sim.mujoco_sim:main',
             'reference_trajectory = rnea_ros.sim.reference_trajectory:main',
             'add_ros2_control = rnea_ros.sim.ros2_control_urdf:main',

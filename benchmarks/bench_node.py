@@ -14,6 +14,16 @@ robot sustained (no drop above 0.1 % and p99 <= 1 ms).  Soak: ``--soak 600`` run
 ``--rate`` for 600 s and reports the node's resident memory (RSS) growth and the latency of each
 ``--window`` (creep: last window's p99 against the first).
 
+Issue 15 check: ``--rates 1000 --robots panda,talos_reduced --wrenches --with-relay`` also runs
+the trivial relay before each robot run (same rate, same machine, same minute) and prints the
+node's p99 against the relay's (target: drops <= 0.1 %, p99 <= 1.3x relay) with the node's
+default ``reaction_wrenches_rate``.  ``--hostile`` mixes bad messages into the stream (after
+every 10th joint state one of: 50 never-seen joint names, a NaN position, duplicate names,
+only unknown names, a stamp 0.5-1 s ahead); they are not counted as sent, nor the 2 joint
+states after a future stamp (the node drops them by design before it follows the stream
+again, see ``StampCheck``), and with ``--soak``
+the RSS growth shows whether the node's memory stays bounded.
+
 Usage: python benchmarks/bench_node.py [--rate 1000] [--duration 10] [--robot panda]
        [--urdf FILE] [--stream-joints 7] [--compare]
        python benchmarks/bench_node.py --rates 1000,2000 --robots panda,talos_reduced \
@@ -74,9 +84,10 @@ def relay():
     """Run a trivial node named rnea that republishes joint states on ~/joint_efforts."""
     from rclpy.experimental import EventsExecutor
     rclpy.init()
+    from rnea_ros.node.rnea_node import JOINT_STATE_QOS      # the node's own input QoS
     node = rclpy.create_node('rnea')
     pub = node.create_publisher(JointState, '~/joint_efforts', 10)
-    node.create_subscription(JointState, 'joint_states', pub.publish, 10)
+    node.create_subscription(JointState, 'joint_states', pub.publish, JOINT_STATE_QOS)
     executor = EventsExecutor()
     executor.add_node(node)
     try:
@@ -103,8 +114,12 @@ def start_node(urdf, executor, extra, domain):
 class Driver:
     """Publishes joint states on time and records when each answer comes back."""
 
-    def __init__(self, context, model, stream_joints):
+    def __init__(self, context, model, stream_joints, hostile=False):
         """Create the peer node, its publisher and its subscriptions."""
+        self.hostile = hostile
+        self.sent = 0
+        self.bad_sent = 0
+        self.unrecorded = 0       # answers the node drops by design after a future stamp
         self.node = rclpy.create_node(f'bench_driver_{random.randrange(1 << 30)}',
                                       context=context)
         self.executor = self._executor(context)
@@ -157,9 +172,38 @@ class Driver:
         """Publish one joint state stamped now; remember its stamp if recording."""
         now = time.time_ns()
         self.msg.header.stamp = Time(sec=now // 1_000_000_000, nanosec=now % 1_000_000_000)
-        if record:
+        if self.unrecorded:
+            self.unrecorded -= 1  # StampCheck: 2 messages follow the outlier before recovery
+        elif record:
             self.latency[now] = None
         self.pub.publish(self.msg)
+        self.sent += 1
+        if self.hostile and self.sent % 10 == 0:
+            self.pub.publish(self._bad(now))
+            self.bad_sent += 1
+
+    def _bad(self, now):
+        """Return one hostile joint state (never recorded, so never counted as a drop)."""
+        kind = self.bad_sent % 5
+        names, q = list(self.msg.name), list(self.msg.position)
+        sec, nanosec = now // 1_000_000_000, now % 1_000_000_000
+        if kind == 0:             # never-seen names: the node must not remember them all
+            names += [f'ghost_{self.bad_sent}_{i}' for i in range(50)]
+            q += [0.0] * 50
+        elif kind == 1:
+            q[0] = float('nan')
+        elif kind == 2:
+            names[-1] = names[0]
+        elif kind == 3:
+            names = [f'stranger_{self.bad_sent}']
+            q = [0.0]
+        else:                     # a stamp ahead of the stream (the node must recover)
+            sec += 1
+            nanosec = nanosec // 2
+            self.unrecorded = 2
+        msg = JointState(name=names, position=q)
+        msg.header.stamp = Time(sec=sec, nanosec=nanosec)
+        return msg
 
     def wait_ready(self, timeout=60.0):
         """Wait for the node: publish the slow joints, then until an answer comes back."""
@@ -168,11 +212,12 @@ class Driver:
             if time.monotonic() > end:
                 raise RuntimeError('the rnea node did not come up')
             self.executor.spin_once(timeout_sec=0.05)
-        if self.once:
-            self.pub.publish(JointState(name=self.once, position=[self.q[n] for n in self.once]))
         got = []
         self.latency = {}
+        once = JointState(name=self.once, position=[self.q[n] for n in self.once])
         while not got and time.monotonic() < end:
+            if self.once:         # again each time: the node subscribes best effort
+                self.pub.publish(once)
             self.publish(record=True)
             self.executor.spin_once(timeout_sec=0.05)
             got = [v for v in self.latency.values() if v is not None]
@@ -225,9 +270,10 @@ def soak(driver, proc, args):
 def measure(name, urdf, model, args, context, domain, wrenches=False):
     """Run one configuration; return its row of figures."""
     executor, extra = CONFIGS[name]
-    extra = extra + [f'reaction_wrenches_rate:={args.wrench_rate}']
+    if args.wrench_rate is not None:
+        extra = extra + [f'reaction_wrenches_rate:={args.wrench_rate}']
     proc = start_node(urdf, executor, extra, domain)
-    driver = Driver(context, model, args.stream_joints)
+    driver = Driver(context, model, args.stream_joints, args.hostile)
     if 'subscribed' in name or wrenches:
         driver.watch_wrenches(model.joint_names)
     try:
@@ -291,7 +337,7 @@ def print_sweep(rows, args):
     """Print the robot x rate sweep and the highest rate each robot sustained."""
     print(f'\nrnea node load sweep: {args.duration:.0f} s per run, events executor, '
           f"gravity_compensation, reaction wrenches {'subscribed' if args.wrenches else 'off'} "
-          f'(reaction_wrenches_rate {args.wrench_rate:g} Hz, 0 = every cycle), '
+          f'(reaction_wrenches_rate {_wrench_rate(args)}), '
           f'{os.cpu_count()} CPUs (shared machine)\n')
     head = ('robot', 'DoF', 'rate Hz', 'sent', 'drops', 'p50 ms', 'p99 ms', 'max ms',
             'node CPU %', 'compute us/cycle', 'sustained')
@@ -302,10 +348,25 @@ def print_sweep(rows, args):
               f"{r['p50_ms']:.3f} | {r['p99_ms']:.3f} | {r['max_ms']:.3f} | "
               f"{r['node_cpu_pct']:.0f} | {r['compute_us']:.0f} | "
               f"{'yes' if sustained(r) else 'no'} |")
+    for r in rows:
+        if 'relay_p99_ms' in r:
+            ratio = r['p99_ms'] / r['relay_p99_ms']
+            verdict = 'met' if r['drops'] <= 0.001 * r['sent'] and ratio <= 1.3 else 'NOT met'
+            print(f"{r['robot']} {r['rate']:.0f} Hz: node p99 {r['p99_ms']:.3f} ms, relay p99 "
+                  f"{r['relay_p99_ms']:.3f} ms (ratio {ratio:.2f}), node drops {r['drops']} of "
+                  f"{r['sent']} ({100.0 * r['drops'] / r['sent']:.3f} %), relay drops "
+                  f"{r['relay_drops']}: target (drops <= 0.1 %, p99 <= 1.3x relay) {verdict}")
     for robot in dict.fromkeys(r['robot'] for r in rows):
         ok = [r['rate'] for r in rows if r['robot'] == robot and sustained(r)]
         print(f'\nhighest rate sustained by {robot}: {max(ok):.0f} Hz' if ok else
               f'\n{robot}: no rate sustained')
+
+
+def _wrench_rate(args):
+    if args.wrench_rate is None:
+        from rnea_ros.node.params import SPECS
+        return f"{SPECS['reaction_wrenches_rate'].default:g} Hz (node default)"
+    return f'{args.wrench_rate:g} Hz, 0 = every cycle'
 
 
 def print_soak(row, args, model):
@@ -313,7 +374,8 @@ def print_soak(row, args, model):
     w = row['windows']
     print(f'\nrnea node soak: {model.name}, {args.rate:.0f} Hz for {w[-1][0]:.0f} s, '
           f'windows of {args.window:.0f} s, reaction wrenches '
-          f"{'subscribed' if args.wrenches else 'off'}")
+          f"{'subscribed' if args.wrenches else 'off'}"
+          f"{', bad messages mixed in (1 per 10)' if args.hostile else ''}")
     print(f"RSS: {row['rss0']:.1f} MB after warm-up, {w[0][1]:.1f} MB after the first window, "
           f'{w[-1][1]:.1f} MB at the end: growth {w[-1][1] - w[0][1]:+.1f} MB since the first '
           f"window ({w[-1][1] - row['rss0']:+.1f} MB since warm-up)")
@@ -337,8 +399,14 @@ def main():
     parser.add_argument('--rates', help='comma-separated rates (Hz): load sweep')
     parser.add_argument('--robots', help='comma-separated robots for the sweep (e.g. '
                         'panda,talos_reduced); all joints stream, except the gripper of panda')
-    parser.add_argument('--wrench-rate', type=float, default=0.0,
-                        help='node parameter reaction_wrenches_rate (Hz, 0: every cycle)')
+    parser.add_argument('--wrench-rate', type=float, default=None,
+                        help='node parameter reaction_wrenches_rate (Hz, 0: every cycle; '
+                        "default: the node's default)")
+    parser.add_argument('--with-relay', action='store_true',
+                        help='sweep: run the trivial relay before each run and compare p99')
+    parser.add_argument('--hostile', action='store_true',
+                        help='mix bad messages (unknown names, NaN, duplicates, future stamps) '
+                        'into the stream')
     parser.add_argument('--wrenches', action='store_true',
                         help='subscribe to every reaction-wrench topic (the node computes them)')
     parser.add_argument('--soak', type=float, default=0.0,
@@ -383,8 +451,14 @@ def sweep(args):
             args.stream_joints = 7 if robot == 'panda' else len(model.joint_names)
             for rate in rates:
                 args.rate = rate
+                if args.with_relay:
+                    relay_row = measure('relay (rclpy + DDS floor)', urdf, model, args, context,
+                                        domain, args.wrenches)
                 row = measure('events', urdf, model, args, context, domain, args.wrenches)
                 row['dof'] = len(model.joint_names)
+                if args.with_relay:
+                    row['relay_p99_ms'] = relay_row['p99_ms']
+                    row['relay_drops'] = relay_row['drops']
                 rows.append(row)
                 print(f"{robot} {rate:.0f} Hz: p99 {row['p99_ms']:.3f} ms, drops "
                       f"{row['drops']}", flush=True)

@@ -126,3 +126,36 @@ def test_default_payload_link_is_the_arm_flange_not_a_gripper_finger():
     with open(panda, encoding='utf-8') as f:
         model = analysis.model_with_payload(f.read())
     assert analysis.default_payload_link(model) == 'panda_link7'
+
+
+def _corrupt(bag):
+    """Overwrite bytes in the middle of the bag's storage file (a damaged chunk)."""
+    files = [p for p in bag.rglob('*') if p.suffix in ('.mcap', '.db3')]
+    data = bytearray(files[0].read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 64] = b'\xff' * 64
+    files[0].write_bytes(bytes(data))
+
+
+def test_hostile_bags_and_paths_exit_2_with_a_message(tmp_path, recording, capsys):
+    """Issue 15 case 12: corrupted chunk, --out naming a file, an Inf effort sample."""
+    (t, names, Q, QD, E), _ = recording
+    bag = tmp_path / 'damaged'
+    analysis.write_joint_states(bag, t[:200], names, Q[:200], QD[:200], E[:200])
+    _corrupt(bag)
+    assert cli.main(['analyze', str(bag), '--urdf', excitation.UR5]) == 2
+    err = capsys.readouterr().err
+    assert 'cannot read bag' in err and 'Traceback' not in err
+    good = tmp_path / 'good'
+    analysis.write_joint_states(good, t[:50], names, Q[:50], QD[:50], E[:50])
+    afile = tmp_path / 'a_file'
+    afile.write_text('x')
+    assert cli.main(['analyze', str(good), '--urdf', excitation.UR5, '--out', str(afile)]) == 2
+    assert 'is a file' in capsys.readouterr().err
+    E_inf = E[:50].copy()
+    E_inf[20, 2] = np.inf
+    inf_bag = tmp_path / 'inf'
+    analysis.write_joint_states(inf_bag, t[:50], names, Q[:50], QD[:50], E_inf)
+    assert cli.main(['analyze', str(inf_bag), '--urdf', excitation.UR5, '--json']) == 2
+    captured = capsys.readouterr()
+    assert 'effort of sample 20' in captured.err and 'NaN' not in captured.out

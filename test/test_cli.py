@@ -67,3 +67,18 @@ def test_bad_values_exit_2_with_message(capsys, argv, message):
 def test_missing_urdf_exit_2(capsys):
     code, _, err = run(capsys, 'torques', '--urdf', '/no/such.urdf')
     assert code == 2 and 'cannot read URDF file' in err
+
+
+def test_overflowing_input_exits_2_and_never_prints_nan(capsys):
+    """Issue 15 case 9: q_dot = 1e200 overflows to NaN; --json must not print invalid JSON."""
+    code, out, err = run(capsys, 'torques', '--urdf', PANDA, '--qd', *['1e200'] * 9, '--json')
+    assert code == 2 and 'NaN' not in out and 'overflow' in err
+
+
+def test_deeply_nested_xml_exits_2_with_a_message_not_a_traceback(tmp_path, capsys):
+    """Issue 15 case 11: 50,000 nested elements are an error message, not a traceback."""
+    path = tmp_path / 'nested.urdf'
+    path.write_text('<robot name="r"><link name="l">' + '<a>' * 50000 + '</a>' * 50000 +
+                    '</link></robot>')
+    code, _, err = run(capsys, 'torques', '--urdf', str(path))
+    assert code == 2 and 'error' in err and 'Traceback' not in err

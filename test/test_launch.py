@@ -41,7 +41,7 @@ def test_rnea_launch_declares_every_argument_the_issue_names():
 def test_empty_arguments_leave_the_params_file_in_charge():
     params_file, overrides = lh.rnea_parameters(_config())
     assert params_file.endswith('rnea.yaml')
-    assert overrides == {'use_sim_time': False}
+    assert overrides == {}      # use_sim_time too: a params file's value is not overridden
 
 
 def test_set_arguments_override_the_params_file():

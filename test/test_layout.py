@@ -7,7 +7,7 @@ import sys
 import numpy as np
 from rnea_ros import gravity_torques, RobotModel
 from rnea_ros.core import urdf as core_urdf
-from rnea_ros.node import rnea_node
+from rnea_ros.node import runtime as rnea_node      # the node builds models in node/runtime.py
 from robots import urdf_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

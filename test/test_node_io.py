@@ -249,3 +249,81 @@ def test_a_reloaded_model_adopts_the_merged_state_of_same_named_joints():
     np.testing.assert_array_equal(new.q[:3], [3.0, 2.0, 4.5])
     new.update(['d'], [4.0])
     assert new.ready
+
+
+# -- issue 15 -----------------------------------------------------------------------------------
+
+def _accepts(check, sec, nanosec):
+    error, stamp = check.check(sec, nanosec)
+    if error is None:
+        check.accept(stamp)
+    return error is None
+
+
+def test_stamp_outlier_costs_two_messages_and_a_late_message_is_still_rejected():
+    check = node_io.StampCheck()
+    assert _accepts(check, 10, 0) and _accepts(check, 10, 1_000_000)
+    assert _accepts(check, 10, 900_000_000)                   # the outlier, 0.9 s ahead
+    stream = [_accepts(check, 10, k * 1_000_000) for k in range(2, 8)]
+    assert stream == [False, False, True, True, True, True]
+    assert check.last == pytest.approx(10.007)
+    assert not _accepts(check, 10, 5_000_000)                 # one late message: rejected
+    assert not _accepts(check, 10, 6_000_000)                 # and a late pair
+    assert _accepts(check, 10, 8_000_000)                     # the stream goes on
+    assert 'nanosec' in check.check(10, 4_000_000_000)[0]
+    assert check.check(-1, 0)[0].startswith('negative')
+
+
+def test_mimic_keeps_following_its_driver_after_adopt():
+    old = node_io.JointStateInput(NAMES, MIMIC)
+    assert old.update(['a', 'b', 'c'], [0.1, 0.2, 0.3]) is None and old.ready
+    new = node_io.JointStateInput(NAMES, MIMIC)
+    new.adopt(old)
+    assert new.ready and new.q[3] == pytest.approx(0.9)
+    assert new.update(['a', 'b', 'c'], [0.1, 0.4, 0.3]) is None
+    assert new.q[3] == pytest.approx(1.3)                     # 2 * 0.4 + 0.5
+    no_mimic = node_io.JointStateInput(NAMES)                 # the new model drops the mimic
+    no_mimic.adopt(old)
+    assert no_mimic.ready and no_mimic.q[3] == pytest.approx(0.9)
+
+
+def test_unknown_names_are_remembered_up_to_a_bound():
+    joints = node_io.JointStateInput(NAMES)
+    for k in range(100):
+        extra = [f'x{k}_{i}' for i in range(10)]
+        assert joints.update(list(NAMES) + extra, [0.0] * (4 + len(extra))) is None
+    assert len(joints.unknown) == node_io.MAX_UNKNOWN_NAMES and joints.unknown_count > 0
+    assert len(node_io.truncated([f'n{i}' for i in range(1000)])) < 100
+
+
+@pytest.mark.parametrize('make_input, call, bound', [
+    (lambda: node_io.AccelerationInput(NAMES, 1.0),
+     lambda x, v: x.from_array([v] * 4, 0.0), node_io.MAX_ACCELERATION),
+    (lambda: node_io.ReferenceInput(NAMES, MIMIC),
+     lambda x, v: x.from_trajectory(NAMES, [_point([0.0] * 4, [], [v] * 4)], 0.0),
+     node_io.MAX_ACCELERATION),
+    (lambda: node_io.WrenchInput(['l']),
+     lambda x, v: x.update('l', [v, 0, 0, 0, 0, 0]), node_io.MAX_WRENCH),
+    (lambda: node_io.BaseAccelerationInput('root', None, 1.0),
+     lambda x, v: x.update('', [v, 0, 0, 0, 0, 0], 0.0), node_io.MAX_BASE_ACCELERATION),
+])
+def test_magnitude_bounds_on_every_input(make_input, call, bound):
+    assert call(make_input(), bound) is None
+    assert 'magnitude' in call(make_input(), 1.001 * bound)
+    assert 'magnitude' in call(make_input(), 1e300)
+
+
+def test_limit_guard_margins_and_unchecked_joints():
+    guard = node_io.LimitGuard(['a', 'b', 'c'], [-1.0, -np.inf, 0.0], [1.0, np.inf, 0.0],
+                               [2.0, 0.0, 1.0], 0.1, 0.5)
+    assert guard.violation(np.array([1.09, 1e5, 7.0]), np.array([2.9, 1e5, 0.0])) is None
+    assert "'a'" in guard.violation(np.array([1.11, 0.0, 0.0]), np.zeros(3))
+    assert 'velocity' in guard.violation(np.zeros(3), np.array([3.1, 0.0, 0.0]))
+    assert "'c'" in guard.violation(np.zeros(3), np.array([0.0, 0.0, 1.6]))
+
+
+def test_topic_tokens_are_injective_and_keep_readable_names():
+    assert node_io.topic_tokens(['a_b', 'c']) == ['a_b', 'c']
+    tokens = node_io.topic_tokens(['arm.joint', 'arm_joint', 'arm-joint'])
+    assert len(set(tokens)) == 3 and tokens[1] == 'arm_joint'
+    assert all(t.startswith('arm_joint_') for t in (tokens[0], tokens[2]))

@@ -71,19 +71,13 @@ def read_joint_states(bag, topic='/joint_states'):
             raise ValueError(f'bag {bag!r} has no topic {topic!r}; topics: {topics}')
         if any(c.msgtype != JOINT_STATE_TYPE for c in connections):
             raise ValueError(f'topic {topic!r} is not {JOINT_STATE_TYPE}')
-        names, rows = None, []
-        for connection, stamp_ns, raw in reader.messages(connections=connections):
-            msg = reader.deserialize(raw, connection.msgtype)
-            stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-            if names is None:
-                names = list(msg.name)
-            index = {n: i for i, n in enumerate(msg.name)}
-            if any(n not in index for n in names):
-                continue
-            order = [index[n] for n in names]
-            rows.append((stamp if stamp > 0.0 else 1e-9 * stamp_ns,
-                         _field(msg.position, order), _field(msg.velocity, order),
-                         _field(msg.effort, order)))
+        try:
+            names, rows = _read_rows(reader, connections)
+        except ValueError:
+            raise
+        except Exception as exc:  # noqa: B902 - a corrupted chunk raises anything (Overflow...)
+            raise ValueError(f'cannot read bag {bag!r}: corrupted data ({type(exc).__name__}: '
+                             f'{exc})') from None
     finally:
         reader.close()
     if len(rows) < 3:
@@ -96,7 +90,39 @@ def read_joint_states(bag, topic='/joint_states'):
         columns.append(None if any(v is None for v in values) else np.array(values))
     if columns[0] is None:
         raise ValueError(f'joint states on {topic!r} carry no positions')
+    _check_finite(t, columns, topic)
     return t, names, columns[0], columns[1], columns[2]
+
+
+def _read_rows(reader, connections):
+    names, rows = None, []
+    for connection, stamp_ns, raw in reader.messages(connections=connections):
+        msg = reader.deserialize(raw, connection.msgtype)
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        if names is None:
+            names = list(msg.name)
+        index = {n: i for i, n in enumerate(msg.name)}
+        if any(n not in index for n in names):
+            continue
+        order = [index[n] for n in names]
+        rows.append((stamp if stamp > 0.0 else 1e-9 * stamp_ns,
+                     _field(msg.position, order), _field(msg.velocity, order),
+                     _field(msg.effort, order)))
+    return names, rows
+
+
+def _check_finite(t, columns, topic):
+    """Raise ValueError naming the first sample with NaN or Inf (a bag is evidence: no guess)."""
+    for label, values in zip(('stamp', 'position', 'velocity', 'effort'), [t] + columns):
+        if values is None:
+            continue
+        bad = ~np.isfinite(values)
+        if bad.ndim > 1:
+            bad = bad.any(axis=1)
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise ValueError(f'{topic!r}: {label} of sample {k} (t = {t[k]:.9f} s) is not '
+                             f'finite ({int(bad.sum())} samples affected); clean the bag first')
 
 
 def _field(values, order):
@@ -393,6 +419,8 @@ def add_arguments(parser):
 
 def run(args):
     """Run ``rnea-ros analyze``; return the exit code."""
+    if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise ValueError(f'--out {args.out!r} is a file; give a folder for the plots')
     urdf_xml = read_urdf(args.urdf)
     t, names, Q, QD, E = read_joint_states(args.bag, args.topic)
     result = analyze(urdf_xml, t, names, Q, QD, E, payload_link=args.payload_link,

@@ -59,7 +59,11 @@ def torques(args):
     qd = parse_values(args.qd, model, True, '--qd')
     qdd = parse_values(args.qdd, model, True, '--qdd')
     gravity = None if args.gravity is None else [float(g) for g in args.gravity]
-    tau = inverse_dynamics(model, q, qd, qdd, gravity=gravity)
+    with np.errstate(over='ignore', invalid='ignore'):
+        tau = inverse_dynamics(model, q, qd, qdd, gravity=gravity)
+    if not np.isfinite(tau).all():
+        raise ValueError('the efforts overflow (not finite) for these inputs: are the '
+                         'velocities, accelerations or gravity physical?')
     names = [coordinate_name(model, i, True) for i in range(model.nv)]
     if args.json:
         print(json.dumps({'robot': model.name, 'effort': dict(zip(names, tau.tolist()))},
@@ -111,14 +115,24 @@ def build_parser():
 
 
 def main(argv=None):
-    """Run the command line; errors are printed as one line and exit with status 2."""
+    """Run the command line; errors are printed as one line and exit with status 2.
+
+    Bad input (a malformed or hostile URDF or bag, overflowing numbers, an unusable path) is an
+    error message, never a traceback: ValueError, RecursionError (deeply nested XML),
+    OverflowError, MemoryError and OSError are caught here, at the boundary.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except ValueError as e:
-        print(f'rnea-ros: error: {e}', file=sys.stderr)
-        return 2
+    except RecursionError:
+        message = 'the input is nested too deeply to read'
+    except (ValueError, OverflowError, MemoryError) as exc:
+        message = str(exc) or type(exc).__name__
+    except OSError as exc:
+        message = f'{exc.filename or ""}: {exc.strerror or exc}'.lstrip(': ')
+    print(f'rnea-ros: error: {message}', file=sys.stderr)
+    return 2
 
 
 if __name__ == '__main__':

@@ -12,8 +12,10 @@ Times are plain floats in seconds (the node passes the steady clock).  Arrays pa
 """
 
 import array
+from collections import Counter
 import math
 import re
+import zlib
 
 import numpy as np
 from rnea_ros.node import params as node_params
@@ -24,6 +26,17 @@ MAX_JOINT_STATE = 1e6
 # Accelerometer and gyro readings beyond these are sensor garbage (about 1000 g, 160 rev/s).
 MAX_IMU_ACCELERATION = 1e4
 MAX_IMU_ANGULAR_VELOCITY = 1e3
+# Desired / reference accelerations (rad/s^2 or m/s^2) and reference positions and velocities.
+MAX_ACCELERATION = 1e6
+# External wrenches (N, N m) and base accelerations (m/s^2, rad/s^2, like the IMU's bound).
+MAX_WRENCH = 1e7
+MAX_BASE_ACCELERATION = 1e4
+# Output guard: an effort (N m or N) or reaction-wrench component above this is never published.
+MAX_OUTPUT = 1e9
+# Names a message may carry (joint states of the biggest robots have a few hundred joints).
+MAX_NAMES = 4096
+# Unknown joint names remembered (and shown in diagnostics); log lines show at most this many.
+MAX_UNKNOWN_NAMES = 32
 _NO_GRAVITY = np.zeros(3)         # the core's gravity while an IMU gives a_0 (gravity included)
 _NO_GRAVITY.flags.writeable = False
 
@@ -47,6 +60,37 @@ def topic_token(name):
     return token
 
 
+def topic_tokens(names):
+    """Return one distinct topic token per joint name (injective :func:`topic_token`).
+
+    A name keeps its readable token unless another joint maps to the same one (``arm.joint``
+    and ``arm_joint``): then every colliding name that is not its token already gets the
+    suffix ``_`` + the CRC-32 of the name in hex, so the result depends only on the names.
+    Raise ValueError in the (constructed) case that the suffixed tokens still collide.
+    """
+    tokens = [topic_token(name) for name in names]
+    counts = Counter(tokens)
+    tokens = [token if counts[token] == 1 or token == name
+              else f'{token}_{zlib.crc32(name.encode()):08x}'
+              for name, token in zip(names, tokens)]
+    if len(set(tokens)) != len(tokens):
+        clash = sorted(t for t, c in Counter(tokens).items() if c > 1)
+        raise ValueError(f'joint names give the same reaction-wrench topic: {clash}')
+    return tokens
+
+
+def duplicates(names):
+    """Return the names that occur more than once, sorted (linear time)."""
+    return sorted(name for name, count in Counter(names).items() if count > 1)
+
+
+def truncated(names, limit=10):
+    """Return a short printable list: at most ``limit`` names, then how many more."""
+    names = list(names)
+    text = ', '.join(names[:limit])
+    return text + (f' ... ({len(names) - limit} more)' if len(names) > limit else '')
+
+
 class NameMap:
     """Cached name -> model-index mapping for the name lists messages carry.
 
@@ -66,6 +110,8 @@ class NameMap:
         ``src`` indexes the message arrays, ``dst`` the model arrays, ``unknown`` lists names the
         model lacks, ``error`` is set for duplicate names.
         """
+        if len(names) > MAX_NAMES:
+            return None, None, (), f'{len(names)} names (at most {MAX_NAMES})'
         key = tuple(names)
         hit = self._cache.get(key)
         if hit is None:
@@ -77,8 +123,8 @@ class NameMap:
 
     def _build(self, names):
         if len(set(names)) != len(names):
-            dup = sorted({n for n in names if names.count(n) > 1})
-            return None, None, (), f'names a joint more than once: {dup}'
+            return (None, None, (),
+                    f'names a joint more than once: {truncated(duplicates(names))}')
         src, dst, unknown = [], [], []
         for i, name in enumerate(names):
             j = self.index.get(name)
@@ -127,7 +173,8 @@ class MimicTable:
 class JointStateInput:
     """Joint positions and velocities merged by name from (possibly partial) JointState messages.
 
-    Names the model lacks are ignored (reported once through :attr:`new_unknown`); a missing
+    Names the model lacks are ignored (reported once through :attr:`new_unknown`; at most
+    ``MAX_UNKNOWN_NAMES`` are remembered, :attr:`unknown_count` counts the rest); a missing
     velocity counts as 0; a mimic joint that no message names follows its driver.  ``q`` and
     ``qd`` may be views into bigger arrays (e.g. behind a floating base).
     """
@@ -144,6 +191,7 @@ class JointStateInput:
         self._follow[self.mimic.joint] = True
         self.ready = n == 0
         self.unknown = set()
+        self.unknown_count = 0
         self.new_unknown = ()
 
     def update(self, names, position, velocity=()):
@@ -162,8 +210,8 @@ class JointStateInput:
         if error:
             return error
         if not len(dst):    # empty or only unknown names: it must not refresh the watchdog
-            return (f'names none of the model joints (got {list(names)[:5]}); model joints: '
-                    f'{list(self.names.joint_names)[:5]}...')
+            return (f'names none of the model joints (got {truncated(names, 5)}); model joints: '
+                    f'{truncated(self.names.joint_names, 5)}')
         self._note_unknown(unknown)
         self.q[dst] = position[src]
         self.qd[dst] = velocity[src] if len(velocity) else 0.0
@@ -177,10 +225,17 @@ class JointStateInput:
         return None
 
     def adopt(self, other):
-        """Take over the state of same-named joints from another input (after a model reload)."""
+        """Take over the state of same-named joints from another input (after a model reload).
+
+        Joints the old input received stay received; a joint that followed a driver keeps
+        following it when the new model still has the mimic (else it keeps its last value).
+        """
         for name, i in other.names.index.items():
             j = self.names.index.get(name)
-            if j is not None and (other.received[i] or other.ready):
+            if j is None:
+                continue
+            followed = other.ready and not other.received[i]
+            if other.received[i] or (followed and not self._follow[j]):
                 self.q[j], self.qd[j] = other.q[i], other.qd[i]
                 self.received[j] = True
         self._follow &= ~self.received
@@ -194,11 +249,16 @@ class JointStateInput:
         return [name for name, ok in zip(self.names.joint_names, have) if not ok]
 
     def _note_unknown(self, unknown):
-        if unknown and not self.unknown.issuperset(unknown):
-            self.new_unknown = tuple(sorted(set(unknown) - self.unknown))
-            self.unknown.update(unknown)
-        else:
-            self.new_unknown = ()
+        """Remember new unknown names, at most MAX_UNKNOWN_NAMES of them (memory is bounded)."""
+        self.new_unknown = ()
+        if not unknown or len(self.unknown) >= MAX_UNKNOWN_NAMES:
+            if unknown and not self.unknown.issuperset(unknown):
+                self.unknown_count += 1      # messages with names past the bound
+            return
+        new = [name for name in unknown if name not in self.unknown]
+        if new:
+            self.new_unknown = tuple(new)
+            self.unknown.update(new[:MAX_UNKNOWN_NAMES - len(self.unknown)])
 
 
 class AccelerationInput:
@@ -220,12 +280,12 @@ class AccelerationInput:
         acc = as_array(points[0].accelerations)
         if len(acc) != len(names):
             return f'{len(names)} joint names but {len(acc)} accelerations in points[0]'
-        error = _finite_error('accelerations', acc)
+        error = _finite_error('accelerations', acc, MAX_ACCELERATION)
         if error:
             return error
         src, dst, unknown, error = self.names.lookup(names)
         if error or unknown:
-            return error or f'unknown joints {list(unknown)}'
+            return error or f'unknown joints {truncated(unknown)}'
         self.qdd[:] = 0.0
         self.qdd[dst] = acc[src]
         self.stamp = now
@@ -236,7 +296,7 @@ class AccelerationInput:
         data = as_array(data)
         if len(data) != self.n:
             return f'expected {self.n} accelerations (model joint order), got {len(data)}'
-        error = _finite_error('accelerations', data)
+        error = _finite_error('accelerations', data, MAX_ACCELERATION)
         if error:
             return error
         self.qdd[:] = data
@@ -288,13 +348,15 @@ class ReferenceInput:
             if len(values) not in (0, len(names)):
                 return f'{len(names)} joint names but {len(values)} {label} in points[0]'
             fields.append(values)
-        for label, values in zip(('positions', 'velocities', 'accelerations'), fields):
-            error = _finite_error(label, values)
+        bounds = (MAX_JOINT_STATE, MAX_JOINT_STATE, MAX_ACCELERATION)
+        for label, values, bound in zip(('positions', 'velocities', 'accelerations'), fields,
+                                        bounds):
+            error = _finite_error(label, values, bound)
             if error:
                 return error
         src, dst, unknown, error = self.names.lookup(names)
         if error or unknown:
-            return error or f'unknown joints {list(unknown)}'
+            return error or f'unknown joints {truncated(unknown)}'
         self._store(dst, src, fields)
         self.stamp = now
         return None
@@ -340,7 +402,7 @@ class WrenchInput:
         if link not in self.link_names:
             return f"frame_id '{link}' is not a link of the model"
         wrench = np.array(wrench, dtype=float).reshape(6)
-        error = _finite_error('wrench', wrench)
+        error = _finite_error('wrench', wrench, MAX_WRENCH)
         if error:
             return error
         if not wrench.any():
@@ -387,6 +449,55 @@ class EffortLimiter:
         if self.ramp_time <= 0.0 or self.ramp_start is None:
             return 1.0
         return min(1.0, max(0.0, (now - self.ramp_start) / self.ramp_time))
+
+
+def output_error(tau, wrenches=None):
+    """Return why efforts / reaction wrenches must not be published (NaN, Inf, > MAX_OUTPUT)."""
+    for what, values in (('efforts', tau), ('reaction wrenches', wrenches)):
+        if values is None:
+            continue
+        if not values.size or (values.max() <= MAX_OUTPUT and values.min() >= -MAX_OUTPUT):
+            continue                    # one pass each way; NaN fails both comparisons
+        if not np.isfinite(values).all():
+            return f'non-finite {what} computed; nothing published'
+        return (f'{what} above {MAX_OUTPUT:g} computed (|value| = {np.abs(values).max():g}); '
+                'nothing published')
+    return None
+
+
+class LimitGuard:
+    """Joint limit guard: positions outside the URDF range (plus a margin), speeds over the limit.
+
+    ``margin`` (rad or m) widens the URDF [lower, upper] range; ``velocity_margin`` is a fraction
+    added to the URDF velocity limit.  Joints without a range (continuous, lower >= upper) or
+    without a velocity limit (<= 0) are not checked.  Stateless: the node latches a violation.
+    """
+
+    def __init__(self, joint_names, lower, upper, velocity, margin, velocity_margin):
+        """Precompute the bounds per model joint."""
+        self.names = tuple(joint_names)
+        lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+        ranged = np.isfinite(lower) & np.isfinite(upper) & (lower < upper)
+        self.lower = np.where(ranged, lower - margin, -np.inf)
+        self.upper = np.where(ranged, upper + margin, np.inf)
+        with np.errstate(invalid='ignore'):         # inf - inf for joints without a range
+            self._mid = np.where(ranged, 0.5 * (lower + upper), 0.0)
+            self._half = np.where(ranged, 0.5 * (upper - lower) + margin, np.inf)
+        velocity = np.asarray(velocity, dtype=float)
+        self.vmax = np.where(velocity > 0.0, velocity * (1.0 + velocity_margin), np.inf)
+
+    def violation(self, q, qd):
+        """Return why (q, qd) is outside the limits (first joint), or None."""
+        if (np.abs(q - self._mid) <= self._half).all() and (np.abs(qd) <= self.vmax).all():
+            return None
+        for i, name in enumerate(self.names):
+            if not self.lower[i] <= q[i] <= self.upper[i]:
+                return (f"joint '{name}' at {q[i]:.4g} is outside its limits "
+                        f'[{self.lower[i]:.4g}, {self.upper[i]:.4g}] (margin included)')
+            if not abs(qd[i]) <= self.vmax[i]:
+                return (f"joint '{name}' moves at {qd[i]:.4g}, over its velocity limit "
+                        f'{self.vmax[i]:.4g} (margin included)')
+        return None
 
 
 class CycleStats:
@@ -475,8 +586,11 @@ class NodeSettings:
     array lengths, unknown command joints.
     """
 
-    def __init__(self, joint_names, effort_limits, cfg):
-        """Resolve the per-joint parameters and the command joint order against the model."""
+    def __init__(self, joint_names, effort_limits, cfg, limits=None):
+        """Resolve the per-joint parameters and the command joint order against the model.
+
+        ``limits`` = (lower, upper, velocity) URDF limits per joint enable the limit guard.
+        """
         names = tuple(joint_names)
         n = len(names)
         for name in node_params.PER_JOINT_PARAMETERS:
@@ -503,6 +617,11 @@ class NodeSettings:
         self.publish_reaction_wrenches = bool(cfg['publish_reaction_wrenches'])
         rate = cfg.get('reaction_wrenches_rate') or 0.0
         self.wrench_period = 1.0 / rate if rate > 0.0 else 0.0
+        self.limit_action = cfg.get('joint_limit_guard', 'off')
+        self.guard = None
+        if self.limit_action != 'off' and limits is not None:
+            self.guard = LimitGuard(names, *limits, cfg['joint_limit_margin'],
+                                    cfg['velocity_limit_margin'])
 
     def fill_command(self, efforts, scale):
         """Write the command array (command joint order, times the ramp ``scale``)."""
@@ -564,7 +683,7 @@ class BaseAccelerationInput:
             return (f"frame_id '{frame_id}': give the acceleration in the world frame, i.e. "
                     f"the root link '{self.root_link}' (or leave frame_id empty)")
         values = np.array(values, dtype=float).reshape(6)
-        error = _finite_error('base acceleration', values)
+        error = _finite_error('base acceleration', values, MAX_BASE_ACCELERATION)
         if error:
             return error
         self.topic[:] = values
@@ -685,31 +804,52 @@ class ImuInput:
 
 
 class StampCheck:
-    """Order check of input stamps: negative and out-of-order stamps are rejected.
+    """Order check of input stamps: negative, malformed and out-of-order stamps are rejected.
 
     A stamp older than the last accepted one by at most ``reset`` seconds is out of order (a
     late or replayed message); a bigger jump back is a clock reset (simulation or bag restart)
-    and is accepted, so the node never locks itself out.  A zero stamp (a simulator at t = 0,
-    drivers without a clock) is accepted; :meth:`check` reports it once through ``zero_note``.
+    and is accepted, so the node never locks itself out.  ``nanosec`` must be below 10^9.
+
+    One message stamped in the future (a glitch up to ``reset`` seconds ahead) must not stop a
+    correct stream: after it, the correct messages look out of order.  When ``recover``
+    consecutive rejected stamps increase among themselves, the stream has moved on without the
+    outlier: the last of them is accepted and becomes the new reference.  So one outlier costs
+    ``recover - 1`` rejected messages (2 ms at 1 kHz with the default 3), while a single late
+    message (or an isolated burst of fewer than ``recover``) is still rejected.  A zero stamp (a
+    simulator at t = 0, drivers without a clock) is accepted; :meth:`check` reports it once
+    through ``zero_note``.
     """
 
-    def __init__(self, reset=1.0):
+    def __init__(self, reset=1.0, recover=3):
         """Accept any first stamp."""
         self.reset = reset
+        self.recover = recover
         self.last = None
         self.zero_note = None
+        self.recovered = None           # set to the skipped outlier's stamp on a recovery
         self._zero_noted = False
+        self._behind = []               # consecutive rejected (out-of-order) stamps
 
     def check(self, sec, nanosec):
         """Return (error or None, stamp in seconds); :meth:`accept` it once the input is kept."""
         stamp = sec + 1e-9 * nanosec
         self.zero_note = None
+        self.recovered = None
         if sec < 0:
             return f'negative stamp {stamp:.9f}', stamp
+        if not 0 <= nanosec < 1_000_000_000:
+            return f'stamp nanosec {nanosec} is not in [0, 10^9)', stamp
         last = self.last
         if last is not None and stamp < last and last - stamp <= self.reset:
-            return (f'stamp {stamp:.9f} is older than the last accepted {last:.9f} (out of '
-                    'order)'), stamp
+            behind = self._behind
+            if behind and stamp <= behind[-1]:
+                behind.clear()
+            behind.append(stamp)
+            if len(behind) < self.recover:
+                return (f'stamp {stamp:.9f} is older than the last accepted {last:.9f} (out of '
+                        'order)'), stamp
+            self.recovered = last
+        self._behind.clear()
         if stamp == 0.0 and not self._zero_noted:
             self._zero_noted = True
             self.zero_note = 'zero stamp: efforts carry stamp 0 (is the publisher stamping?)'

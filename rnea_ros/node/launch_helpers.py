@@ -24,7 +24,7 @@ RNEA_ARGUMENTS = (
     ('command_joints', '', 'comma-separated joint order of the commands; empty: as in '
                            'params_file'),
     ('namespace', '', 'ROS namespace of the node'),
-    ('use_sim_time', 'false', 'use /clock (true/false)'),
+    ('use_sim_time', '', 'use /clock (true/false); empty: as in params_file (else false)'),
     ('publish_robot_description', 'false',
      'also start robot_state_publisher with urdf_file (true/false)'),
 )
@@ -91,8 +91,9 @@ def rnea_parameters(config):
 
     The parameter file comes first; launch arguments that are set override it.
     """
-    overrides = {'use_sim_time': parse_bool(config.get('use_sim_time', 'false'),
-                                            'use_sim_time')}
+    overrides = {}
+    if config.get('use_sim_time'):
+        overrides['use_sim_time'] = parse_bool(config['use_sim_time'], 'use_sim_time')
     if config.get('urdf_file'):
         overrides['urdf_file'] = os.path.abspath(os.path.expanduser(config['urdf_file']))
     for name in ('mode', 'command_topic'):
@@ -130,7 +131,7 @@ def robot_state_publisher_kwargs(config):
         'executable': 'robot_state_publisher',
         'namespace': config.get('namespace', ''),
         'parameters': [{'robot_description': xml,
-                        'use_sim_time': parse_bool(config.get('use_sim_time', 'false'),
+                        'use_sim_time': parse_bool(config.get('use_sim_time') or 'false',
                                                    'use_sim_time')}],
         'output': 'screen',
     }

@@ -17,10 +17,10 @@ def _spec(name, kind, default, description, **extra):
 
 # Parameter table entries (node_params.ParamSpec keyword arguments), added to the node's table.
 PARAMETERS = (
-    _spec('contact_thresholds', 'double_array', None,
+    _spec('contact_thresholds', 'double_array', [],
           'Effort residual threshold per joint in N m or N (one value for all '
           'joints or one per model joint); |measured - model effort| above it publishes true '
-          'on ~/contact. Not set: no ~/contact.', low=0.0, high=1e9),
+          'on ~/contact. [] (not set): no ~/contact.', low=0.0, high=1e9),
     _spec('payload_link', 'string', '',
           'Link that carries a payload (rigid body on a fixed joint at the link '
           "origin). '' = no payload. Changing a payload_* parameter rebuilds the model."),

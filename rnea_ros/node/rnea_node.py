@@ -11,7 +11,10 @@ wins over the IMU, a fresh IMU over the ``base_acceleration`` parameter; the bas
 taken as zero).  Outputs: ``~/joint_efforts`` (JointState stamped with the input stamp),
 ``~/reaction_wrenches/<joint>``, optional commands on ``command_topic`` (Float64MultiArray for
 ros2_control's forward_command_controller) and ``/diagnostics``.
-Service ``~/enable`` (std_srvs/SetBool) switches command output.
+Service ``~/enable`` (std_srvs/SetBool) switches command output.  ``joint_states`` is subscribed
+best effort (hears reliable and best-effort publishers; QoS overridable by parameters).  A joint
+leaving its limits stops commands until re-enabled (the joint limit guard).  A managed variant is
+:mod:`rnea_ros.node.lifecycle`.
 
 The node is a thin shell: input bookkeeping and validation live in
 :mod:`rnea_ros.node.bookkeeping`, the parameter table in :mod:`rnea_ros.node.params`, the
@@ -22,196 +25,72 @@ dynamics in the core.  Run it with
 import argparse
 import signal
 import sys
-import threading
 import time
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import AccelStamped, WrenchStamped
-import numpy as np
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import SetParametersResult
 import rclpy
-from rclpy.exceptions import ParameterException, ParameterUninitializedException
+from rclpy.exceptions import InvalidTopicNameException, ParameterException
+from rclpy.exceptions import ParameterUninitializedException
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from rclpy.qos import (DurabilityPolicy, HistoryPolicy, qos_profile_sensor_data, QoSProfile,
+                       ReliabilityPolicy)
+from rclpy.qos_overriding_options import QoSOverridingOptions
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
-from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
-from rnea_ros.core.urdf import parse_urdf, read_urdf_file
+from rclpy.validate_topic_name import validate_topic_name
 from rnea_ros.node import bookkeeping as node_io
-from rnea_ros.node import checks as node_checks
 from rnea_ros.node import params as node_params
-from rnea_ros.node.monitor_params import attach_payload
+from rnea_ros.node.inputs import InputsMixin
+from rnea_ros.node.outputs import CycleMixin
+from rnea_ros.node.runtime import BackgroundLoader, descriptor, load_model, ModelRuntime
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
 
-_TYPES = {
-    'bool': Parameter.Type.BOOL,
-    'double': Parameter.Type.DOUBLE,
-    'string': Parameter.Type.STRING,
-    'double_array': Parameter.Type.DOUBLE_ARRAY,
-    'string_array': Parameter.Type.STRING_ARRAY,
-}
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# Joint states: best effort hears best-effort and reliable publishers (robot_state_publisher
+# does the same); overridable (qos_overrides./joint_states.subscription.* parameters).
+JOINT_STATE_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
+                             reliability=ReliabilityPolicy.BEST_EFFORT)
 INPUT_DEPTH = 10
-_BASE_Q = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
 
 
-def descriptor(spec):
-    """Return the ParameterDescriptor of a :class:`node_params.ParamSpec`."""
-    desc = ParameterDescriptor(name=spec.name, type=_TYPES[spec.kind].value,
-                               description=spec.description)
-    constraints = []
-    if spec.choices:
-        constraints.append('one of: ' + ', '.join(spec.choices))
-    if spec.low is not None:
-        constraints.append(f'each value in [{spec.low}, {spec.high}]')
-        if spec.kind == 'double':
-            desc.floating_point_range = [FloatingPointRange(
-                from_value=float(spec.low), to_value=float(spec.high), step=0.0)]
-    if spec.constraints:
-        constraints.append(spec.constraints)
-    desc.additional_constraints = '; '.join(constraints)
-    return desc
+def _plain(value):
+    """Return a parameter value with arrays as lists (rclpy gives array.array for doubles)."""
+    return list(value) if isinstance(value, (list, tuple)) or hasattr(value, 'typecode') \
+        else value
 
 
-def load_model(label, text, cfg):
-    """Build the model of a description (file path or XML) with the friction parameters.
-
-    The description is read and parsed once (:mod:`rnea_ros.core.urdf`); the model is rebuilt
-    from the parsed records when friction or a payload needs the joint names first.
-    """
-    description = parse_urdf(read_urdf_file(text) if label.startswith('file') else text)
-    name, links, joints = description
-    floating = cfg['floating_base']
-    model = RobotModel.from_specs(links, joints, floating_base=floating, name=name)
-    options = node_params.joint_coefficients(cfg, model.joint_names)
-    if options or cfg['use_urdf_friction']:
-        model = RobotModel.from_specs(links, joints, floating_base=floating, name=name,
-                                      friction_from_urdf=cfg['use_urdf_friction'], **options)
-    return attach_payload(model, cfg, description, False)
+def topic_error(name, value):
+    """Return why a topic-name parameter value is invalid (rclpy's name rules), or None."""
+    if name != 'command_topic' or not value:
+        return None
+    try:
+        validate_topic_name(value)
+    except InvalidTopicNameException as exc:
+        return f'command_topic {value!r} is not a valid topic name: {str(exc).splitlines()[0]}'
+    return None
 
 
-class ModelRuntime:
-    """Everything built once per model: inputs, state arrays, preallocated output messages."""
-
-    def __init__(self, model, cfg):
-        """Allocate for ``model``; raise ValueError when the parameters do not fit it."""
-        self.model = model
-        self.warnings = list(model.warnings) + node_checks.check_model(model)
-        self.settings = node_io.NodeSettings(model.joint_names, model.effort_limits, cfg)
-        names = model.joint_names
-        n = len(names)
-        self.offset_q, self.offset_v = (7, 6) if model.floating_base else (0, 0)
-        self.q = np.zeros(model.nq)
-        self.qd = np.zeros(model.nv)
-        self.qdd = np.zeros(model.nv)
-        self.zero_v = np.zeros(model.nv)
-        if model.floating_base:
-            self.q[:7] = _BASE_Q
-        self.q_j = self.q[self.offset_q:]
-        self.qd_j = self.qd[self.offset_v:]
-        self.qdd_j = self.qdd[self.offset_v:]
-        self.joints = node_io.JointStateInput(names, model.mimic, q=self.q_j, qd=self.qd_j)
-        self.accelerations = node_io.AccelerationInput(names, cfg['desired_timeout'])
-        self.reference = node_io.ReferenceInput(names, model.mimic, cfg['desired_timeout'])
-        self.wrenches = node_io.WrenchInput(model.link_names)
-        self.ws = model.create_workspace()
-        self.position = node_io.FloatBuffer(n)
-        self.velocity = node_io.FloatBuffer(n)
-        self.effort = node_io.FloatBuffer(n)
-        self.effort_msg = JointState(name=list(names))
-        self.wrench_msgs = [WrenchStamped() for _ in names]
-        for msg, link in zip(self.wrench_msgs, model.child_links):
-            msg.header.frame_id = link
-        self.wrench_targets, self.wrench_rows = [], []    # topics with subscribers
-        self.base_acceleration = node_io.BaseAccelerationInput(
-            model.root_link, cfg['base_acceleration'], cfg['desired_timeout'],
-            model.floating_base)
-        self.base_acceleration.set_imu(cfg['use_imu'], model.link_body,
-                                       cfg['imu_angular_acceleration_filter'],
-                                       cfg['desired_timeout'])
-        self.base_msg = WrenchStamped()
-        self.base_msg.header.frame_id = model.root_link
-        # Compile (numba) and check the model once, off the hot path.
-        inverse_dynamics(model, self.q, self.zero_v, self.zero_v, ws=self.ws)
-        reaction_wrenches(model, self.q, self.zero_v, self.zero_v, ws=self.ws)
-
-    def update_settings(self, cfg):
-        """Rebuild the settings from new parameters, keeping the ramp state."""
-        settings = node_io.NodeSettings(self.model.joint_names, self.model.effort_limits, cfg)
-        self.base_acceleration.set_default(cfg['base_acceleration'])
-        self.base_acceleration.set_imu(cfg['use_imu'], self.model.link_body,
-                                       cfg['imu_angular_acceleration_filter'],
-                                       cfg['desired_timeout'])
-        settings.limiter.ramp_start = self.settings.limiter.ramp_start
-        self.settings = settings
-        self.accelerations.timeout = cfg['desired_timeout']
-        self.reference.timeout = cfg['desired_timeout']
-        self.base_acceleration.timeout = cfg['desired_timeout']
-
-
-class BackgroundLoader:
-    """Builds model runtimes off the executor thread; the newest request wins.
-
-    The executor keeps serving joint states while a (possibly big) description is parsed; the
-    finished runtime is handed over through :meth:`take` from the executor thread (polled via
-    :attr:`pending` each cycle and by the watchdog timer: the EventsExecutor has no guard
-    conditions), so the switch happens between two cycles and no cycle sees a half-built model.
-    """
-
-    def __init__(self):
-        """Start idle."""
-        self.pending = False
-        self._lock = threading.Lock()
-        self._request = None
-        self._result = None
-        self._running = False
-
-    def request(self, cfg, label, text):
-        """Build a runtime from ``text`` with parameters ``cfg`` (replaces a waiting request)."""
-        with self._lock:
-            self._request = (dict(cfg), label, text)
-            if not self._running:
-                self._running = True
-                threading.Thread(target=self._run, name='rnea_model_loader', daemon=True).start()
-
-    def take(self):
-        """Return the newest (runtime or None, label, error or None, cfg) once, or None."""
-        with self._lock:
-            result, self._result = self._result, None
-            self.pending = False
-        return result
-
-    def _run(self):
-        while True:
-            with self._lock:
-                request, self._request = self._request, None
-                if request is None:
-                    self._running = False
-                    return
-            cfg, label, text = request
-            try:
-                result = (ModelRuntime(load_model(label, text, cfg), cfg), label, None, cfg)
-            except Exception as exc:  # noqa: B902 - any failure must keep the previous model
-                result = (None, label, f'robot description from {label} rejected, keeping the '
-                          f'previous model: {exc}', cfg)
-            with self._lock:
-                self._result = result
-                self.pending = True
-
-
-class RneaNode(Node):
+class RneaNode(InputsMixin, CycleMixin, Node):
     """Inverse dynamics for the robot's joint states, published as efforts and commands."""
+
+    MANAGED = False     # the lifecycle variant (rnea_ros.node.lifecycle) loads on configure
 
     def __init__(self, **kwargs):
         """Declare parameters, create the interfaces and load the model if a parameter gives it."""
-        super().__init__('rnea', **kwargs)
+        super().__init__(kwargs.pop('node_name', 'rnea'), **kwargs)
         self._log = self.get_logger()
+        self._active = not self.MANAGED         # commands only while active
+        self._configured = not self.MANAGED     # models load only once configured
+        self._enabled_logged = None
+        self._limit_fault = None        # latched joint limit violation (reason)
         self._rt = None
         self._applying = False
         self._topic_description = None
@@ -225,29 +104,40 @@ class RneaNode(Node):
         self._cmd_pub = None
         self._rate_timer = None
         self._wrench_pubs = {}
-        self._next_wrenches = 0.0
+        self._wrench_time = time.monotonic()     # reaction wrenches: round robin (outputs)
+        self._wrench_budget = float('inf')        # the first cycle sends every topic
+        self._wrench_cursor = 0
         self._stats = node_io.CycleStats(time.monotonic())
         self._stamps = node_io.StampCheck()
         self._loader = BackgroundLoader()
         self.add_on_set_parameters_callback(self._on_set_parameters)
         for spec in node_params.PARAMETERS:
-            value = _TYPES[spec.kind] if spec.default is None else spec.default
-            self.declare_parameter(spec.name, value, descriptor(spec))
+            self._declare(spec)
         self._cfg = {spec.name: self._initial_value(spec.name) for spec in node_params.PARAMETERS}
         self._create_interfaces()
         from rnea_ros.node.monitor import ModelMonitor      # ~/effort_residual, ~/contact, payload
         self._monitor = ModelMonitor(self)
         self._applying = True
-        if self._description_source():
-            self._reload_model(raise_errors=False)
+        if self._configured and self._description_source():
+            self._reload_model()        # a description parameter that fails: error at start-up
 
     # -- set-up -----------------------------------------------------------------------------
 
+    def _declare(self, spec):
+        """Declare one parameter with a value; an empty array from a YAML file stays []."""
+        self.declare_parameter(spec.name, spec.default, descriptor(spec))
+        if self.get_parameter_or(spec.name).type_ == Parameter.Type.NOT_SET:
+            # rcl reads `name: []` from a parameter file as "not set": keep the typed default.
+            self.undeclare_parameter(spec.name)
+            self.declare_parameter(spec.name, spec.default, descriptor(spec),
+                                   ignore_override=True)
+
     def _initial_value(self, name):
         try:
-            return self.get_parameter(name).value
+            value = self.get_parameter(name).value
         except ParameterUninitializedException:
-            return None   # declared by type only: "not set"
+            return None
+        return _plain(value)
 
     def _create_interfaces(self):
         self._efforts_pub = self.create_publisher(JointState, '~/joint_efforts', INPUT_DEPTH)
@@ -255,7 +145,9 @@ class RneaNode(Node):
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', INPUT_DEPTH)
         self.create_subscription(String, 'robot_description', self._on_description,
                                  DESCRIPTION_QOS)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state, INPUT_DEPTH)
+        self.create_subscription(
+            JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS,
+            qos_overriding_options=QoSOverridingOptions.with_default_policies())
         self.create_subscription(JointTrajectory, '~/desired_accelerations',
                                  self._on_desired_trajectory, INPUT_DEPTH)
         self.create_subscription(Float64MultiArray, '~/desired_accelerations_array',
@@ -324,8 +216,11 @@ class RneaNode(Node):
         try:
             return ModelRuntime(load_model(label, text, cfg), cfg), label
         except Exception as exc:  # noqa: B902 - any failure must keep the previous model
-            raise ValueError(f'robot description from {label} rejected, keeping the previous '
-                             f'model: {exc}') from None
+            raise ValueError(f'robot description from {label} rejected{self._keeping()}: '
+                             f'{exc}') from None
+
+    def _keeping(self):
+        return ', keeping the previous model' if self._rt is not None else ' (no model loaded)'
 
     def _reload_model(self, cfg=None, raise_errors=True):
         """Build the model from the current description; on failure keep the old one."""
@@ -363,15 +258,15 @@ class RneaNode(Node):
                               'clamp_efforts their effort is always 0')
 
     def _sync_wrench_publishers(self, model):
-        wanted = {node_io.topic_token(j) for j in model.joint_names}
+        tokens = node_io.topic_tokens(model.joint_names)
+        wanted = set(tokens)
         for token in list(self._wrench_pubs):
             if token not in wanted:
                 self.destroy_publisher(self._wrench_pubs.pop(token))
         for token in sorted(wanted - set(self._wrench_pubs)):
             self._wrench_pubs[token] = self.create_publisher(
                 WrenchStamped, f'~/reaction_wrenches/{token}', INPUT_DEPTH)
-        self._wrench_list = [self._wrench_pubs[node_io.topic_token(j)]
-                             for j in model.joint_names]
+        self._wrench_list = [self._wrench_pubs[token] for token in tokens]
         self._refresh_wrench_subscribers()
 
     def _refresh_wrench_subscribers(self):
@@ -389,12 +284,16 @@ class RneaNode(Node):
     def _on_set_parameters(self, params):
         joint_names = self._rt.model.joint_names if self._rt is not None else None
         for param in params:
-            error = node_params.check_value(param.name, param.value, joint_names)
+            value = _plain(param.value)
+            error = (node_params.check_value(param.name, value, joint_names)
+                     or topic_error(param.name, value))
+            if param.name == 'enabled' and value and not error:
+                error = self._limit_clear_error()
             if error:
                 return SetParametersResult(successful=False, reason=error)
         if self._applying:
             try:
-                self._apply({p.name: p.value for p in params})
+                self._apply({p.name: _plain(p.value) for p in params})
             except ValueError as exc:
                 return SetParametersResult(successful=False, reason=str(exc))
         return SetParametersResult(successful=True)
@@ -403,7 +302,9 @@ class RneaNode(Node):
         """Apply validated parameter changes; raise ValueError to reject them all."""
         changes = {k: v for k, v in changes.items() if k in self._cfg}
         cfg = dict(self._cfg, **changes)
-        if node_params.needs_rebuild(changes, cfg):
+        if not self._configured:
+            pass                        # lifecycle: the model is built on configure
+        elif node_params.needs_rebuild(changes, cfg):
             runtime, label = self._build_runtime(cfg)
             if runtime is not None:
                 self._cfg = cfg
@@ -411,6 +312,10 @@ class RneaNode(Node):
         elif self._rt is not None:
             self._rt.update_settings(cfg)
         self._cfg = cfg
+        source = self._description_source()
+        if self._configured and self._rt is None and source is not None and \
+                not node_params.needs_rebuild(changes, cfg):
+            self._loader.request(cfg, *source)   # a description refused for a parameter: retry
         if 'command_topic' in changes:
             self._set_command_topic(cfg['command_topic'])
         if 'rate' in changes:
@@ -419,8 +324,16 @@ class RneaNode(Node):
             self._set_imu_subscription(cfg['use_imu'])
         if 'joint_state_timeout' in changes:
             self._set_watchdog(cfg['joint_state_timeout'])
+        if 'enabled' in changes and cfg['enabled'] != self._enabled_logged:
+            self._enabled_logged = cfg['enabled']
+            self._log.info('commands enabled' if cfg['enabled'] else
+                           'commands disabled (one zero command sent if commanding)')
         if 'enabled' in changes and not cfg['enabled']:
             self._stop_commands(send_zero=True)
+        if 'enabled' in changes and cfg['enabled'] and self._limit_fault is not None:
+            self._log.info(f'joint limit guard cleared, commands re-enabled (was: '
+                           f'{self._limit_fault})')
+            self._limit_fault = None
 
     def _on_enable(self, request, response):
         result = self.set_parameters([Parameter('enabled', Parameter.Type.BOOL,
@@ -439,6 +352,8 @@ class RneaNode(Node):
 
     def _on_description(self, msg):
         self._topic_description = msg.data
+        if not self._configured:
+            return                      # lifecycle: loaded on configure
         source = self._description_source()
         if source[0] != 'topic robot_description':
             if self._description_note != source[0]:
@@ -450,7 +365,7 @@ class RneaNode(Node):
     def _take_loaded_model(self):
         """Install a model the background loader built (executor thread, between cycles)."""
         result = self._loader.take()
-        if result is None:
+        if result is None or not self._configured:
             return
         runtime, label, error, cfg = result
         source = self._description_source()
@@ -459,8 +374,8 @@ class RneaNode(Node):
         if cfg != self._cfg:
             self._loader.request(self._cfg, *source)   # parameters changed meanwhile
         elif error:
-            self._last_error = error
-            self._log.error(error)
+            self._last_error = error + self._keeping()
+            self._log.error(self._last_error)
         else:
             self._install(runtime, label)
 
@@ -480,9 +395,13 @@ class RneaNode(Node):
         self._stamps.accept(seconds)
         if self._stamps.zero_note:
             self._log.warning('joint_states: ' + self._stamps.zero_note)
+        if self._stamps.recovered is not None:
+            self._log.warning(f'joint_states: the stamp {self._stamps.recovered:.9f} was an '
+                              'outlier ahead of the stream; following the stream again')
         if rt.joints.new_unknown:
             self._log.warning(f'joint_states names joints the model lacks (ignored): '
-                              f'{list(rt.joints.new_unknown)}')
+                              f'{node_io.truncated(rt.joints.new_unknown)}')
+        self._check_limits(rt)
         now = time.monotonic()
         self._monitor.take_efforts(msg, rt.model.joint_names)
         self._last_joint_state = now
@@ -496,219 +415,6 @@ class RneaNode(Node):
     def _on_rate_timer(self):
         if self._stamp is not None and not self._stale:
             self._compute(time.monotonic())
-
-    def _on_desired_trajectory(self, msg):
-        if self._rt is not None:
-            error = self._rt.accelerations.from_trajectory(msg.joint_names, msg.points,
-                                                           time.monotonic())
-            if error:
-                self._reject('desired_accelerations', error)
-
-    def _on_desired_array(self, msg):
-        if self._rt is not None:
-            error = self._rt.accelerations.from_array(msg.data, time.monotonic())
-            if error:
-                self._reject('desired_accelerations_array', error)
-
-    def _on_reference(self, msg):
-        if self._rt is not None:
-            error = self._rt.reference.from_trajectory(msg.joint_names, msg.points,
-                                                       time.monotonic())
-            if error:
-                self._reject('reference', error)
-
-    def _on_wrench(self, msg):
-        if self._rt is not None:
-            f, t = msg.wrench.force, msg.wrench.torque
-            error = self._rt.wrenches.update(msg.header.frame_id,
-                                             (f.x, f.y, f.z, t.x, t.y, t.z))
-            if error:
-                self._reject('external_wrenches', error)
-
-    def _on_base_acceleration(self, msg):
-        if self._rt is not None:
-            lin, ang = msg.accel.linear, msg.accel.angular
-            error = self._rt.base_acceleration.update(
-                msg.header.frame_id, (lin.x, lin.y, lin.z, ang.x, ang.y, ang.z), time.monotonic())
-            if error:
-                self._reject('base_acceleration', error)
-
-    def _on_imu(self, msg):
-        imu = self._rt.base_acceleration.imu if self._rt is not None else None
-        if imu is not None:
-            w, a, stamp = msg.angular_velocity, msg.linear_acceleration, msg.header.stamp
-            error = imu.update(msg.header.frame_id, (w.x, w.y, w.z), (a.x, a.y, a.z),
-                               msg.angular_velocity_covariance[0],
-                               msg.linear_acceleration_covariance[0],
-                               stamp.sec + 1e-9 * stamp.nanosec, time.monotonic())
-            if error:
-                self._reject('imu', error)
-
-    # -- the cycle -------------------------------------------------------------------------
-
-    def _accelerations(self, rt, now):
-        """Fill rt.qdd for the mode; return the velocity vector the mode uses."""
-        mode = rt.settings.mode
-        if mode == 'inverse_dynamics':
-            rt.qdd_j[:] = rt.accelerations.current(now)
-        elif mode == 'computed_torque':
-            rt.reference.command(rt.q_j, rt.qd_j, rt.settings.kp, rt.settings.kd, now, rt.qdd_j)
-        else:
-            rt.qdd_j[:] = 0.0
-            if mode == 'gravity_compensation':
-                return rt.zero_v
-        return rt.qd
-
-    def _compute(self, now):
-        rt = self._rt
-        if not rt.joints.ready:
-            return
-        start = time.perf_counter()
-        settings = rt.settings
-        qd = self._accelerations(rt, now)
-        f_ext = rt.wrenches.f_ext
-        gravity, base = rt.base_acceleration.select(now, settings.gravity)
-        try:
-            tau = inverse_dynamics(rt.model, rt.q, qd, rt.qdd, f_ext, gravity,
-                                   base_acceleration=base, ws=rt.ws)
-            wrenches = None
-            if settings.publish_reaction_wrenches and rt.wrench_rows and \
-                    now >= self._next_wrenches:
-                self._next_wrenches = now + settings.wrench_period
-                wrenches = reaction_wrenches(rt.model, rt.q, qd, rt.qdd, f_ext, gravity,
-                                             base_acceleration=base, ws=rt.ws)
-        except ValueError as exc:       # inputs are validated: a guard, not a code path
-            self._reject('computation', str(exc))
-            return
-        if not np.isfinite(tau).all() or (wrenches is not None and
-                                          not np.isfinite(wrenches).all()):
-            self._reject('output', 'non-finite efforts computed; nothing published')
-            return
-        clamped = settings.limiter.clamp(tau[rt.offset_v:], rt.effort.view)
-        self._publish_efforts(rt, qd)
-        self._monitor.cycle(rt, self._stamp, f_ext, gravity, self._cfg['contact_thresholds'],
-                            base)
-        if wrenches is not None:
-            self._publish_wrenches(rt, wrenches)
-        if rt.offset_v:
-            self._publish_base_wrench(rt, tau)
-        if self._cmd_pub is not None and self._cfg['enabled']:
-            self._publish_command(rt, now)
-        self._stats.cycle(time.perf_counter() - start, clamped)
-
-    def _publish_efforts(self, rt, qd):
-        msg = rt.effort_msg
-        msg.header.stamp = self._stamp
-        rt.position.view[:] = rt.q_j
-        rt.velocity.view[:] = qd[rt.offset_v:]
-        msg.position = rt.position.array
-        msg.velocity = rt.velocity.array
-        msg.effort = rt.effort.array
-        self._efforts_pub.publish(msg)
-
-    def _publish_wrenches(self, rt, wrenches):
-        stamp = self._stamp
-        for (pub, msg), w in zip(rt.wrench_targets, wrenches[rt.wrench_rows].tolist()):
-            msg.header.stamp = stamp
-            force, torque = msg.wrench.force, msg.wrench.torque
-            force.x, force.y, force.z, torque.x, torque.y, torque.z = w
-            pub.publish(msg)
-
-    def _publish_base_wrench(self, rt, tau):
-        msg = rt.base_msg
-        msg.header.stamp = self._stamp
-        force, torque = msg.wrench.force, msg.wrench.torque
-        force.x, force.y, force.z, torque.x, torque.y, torque.z = tau[:6].tolist()
-        self._base_pub.publish(msg)
-
-    def _publish_command(self, rt, now):
-        limiter = rt.settings.limiter
-        if not self._commanding:
-            self._commanding = True
-            limiter.start_ramp(now)
-        self._cmd_msg.data = rt.settings.fill_command(rt.effort.view, limiter.scale(now))
-        self._cmd_pub.publish(self._cmd_msg)
-
-    def _stop_commands(self, send_zero):
-        """Stop command output (the ramp restarts next time); optionally send one zero."""
-        if self._commanding and send_zero and self._cmd_pub is not None and self._rt:
-            self._cmd_msg.data = self._rt.settings.zero_command
-            self._cmd_pub.publish(self._cmd_msg)
-        self._commanding = False
-
-    def _watchdog(self):
-        if self._loader.pending:
-            self._take_loaded_model()
-        self._refresh_wrench_subscribers()
-        if self._last_joint_state is None or self._stale:
-            return
-        if time.monotonic() - self._last_joint_state > self._cfg['joint_state_timeout']:
-            self._stale = True
-            self._last_error = (f"no joint states for {self._cfg['joint_state_timeout']} s: "
-                                'commands stopped')
-            self._log.error(self._last_error)
-            self._stop_commands(send_zero=self._cfg['zero_on_timeout'])
-
-    def shutdown_outputs(self):
-        """Stop commanding before the node goes away (one zero command if zero_on_timeout)."""
-        self._stop_commands(send_zero=self._cfg['zero_on_timeout'])
-
-    # -- diagnostics -----------------------------------------------------------------------
-
-    def _publish_diagnostics(self):
-        now = time.monotonic()
-        period = self._stats.summary(now)
-        self._stats.reset(now)
-        rt = self._rt
-        ready = rt is not None and rt.joints.ready
-        level, message = node_io.diagnostic_level(rt is not None, ready, self._stale, period)
-        status = DiagnosticStatus(level=bytes([level]), name=f'{self.get_name()}: rnea',
-                                  message=message,
-                                  hardware_id=rt.model.name if rt is not None else '')
-        values = {
-            'model': repr(rt.model) if rt is not None else 'none',
-            'mode': self._cfg['mode'],
-            'joints_ready': str(ready),
-            'missing_joints': ', '.join(rt.joints.missing()) if rt is not None else '',
-            'stale_inputs': ', '.join(self._stale_inputs(now)),
-            'commanding': str(self._commanding and not self._stale),
-            'enabled': str(self._cfg['enabled']),
-            'ramp_scale': f'{rt.settings.limiter.scale(now):.3f}' if rt is not None else '',
-            'base_acceleration_source': self._base_source(rt, now),
-            'ignored_joint_names': ', '.join(sorted(rt.joints.unknown)) if rt else '',
-            'last_error': self._last_error,
-        }
-        values.update({key: f'{value:.1f}' if isinstance(value, float) else str(value)
-                       for key, value in period.items()})
-        values.update(self._monitor.diagnostics(self._cfg))
-        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
-        msg = DiagnosticArray(status=[status])
-        msg.header.stamp = self.get_clock().now().to_msg()
-        self._diag_pub.publish(msg)
-
-    @staticmethod
-    def _base_source(rt, now):
-        """Return where the base acceleration comes from now: topic, imu, parameter or none."""
-        if rt is None:
-            return 'none'
-        rt.base_acceleration.select(now, rt.settings.gravity)
-        return rt.base_acceleration.source
-
-    def _stale_inputs(self, now):
-        rt = self._rt
-        stale = ['joint_states'] if self._stale else []
-        if rt is None:
-            return stale
-        if rt.settings.mode == 'inverse_dynamics' and rt.accelerations.stamp > -np.inf \
-                and rt.accelerations.stale(now):
-            stale.append('desired_accelerations')
-        if rt.settings.mode == 'computed_torque' and now - rt.reference.stamp > \
-                rt.reference.timeout:
-            stale.append('reference')
-        imu = rt.base_acceleration.imu
-        if imu is not None and not imu.fresh(now):
-            stale.append('imu')
-        return stale
 
 
 def make_executor(kind='events'):
@@ -729,7 +435,7 @@ def spin_until_signal(node, executor, should_stop, period=0.1):
         executor.spin_once(timeout_sec=period)
 
 
-def main(args=None):
+def main(args=None, node_class=None):
     """Run the node until Ctrl-C / SIGTERM; return the exit code."""
     args = sys.argv if args is None else args
     parser = argparse.ArgumentParser(description='rnea ROS 2 node')
@@ -742,9 +448,9 @@ def main(args=None):
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.append(True))
     try:
-        node = RneaNode()
-    except ParameterException as exc:
-        print(f'rnea: invalid parameters: {exc}', file=sys.stderr)
+        node = (node_class or RneaNode)()
+    except (ParameterException, ValueError) as exc:
+        print(f'rnea: cannot start: {exc}', file=sys.stderr)
         rclpy.try_shutdown()
         return 1
     executor = make_executor(options.executor)

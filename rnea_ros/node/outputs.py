@@ -1,0 +1,221 @@
+"""The rnea node's cycle and outputs: efforts, reaction wrenches, commands, diagnostics.
+
+A mixin of :class:`rnea_ros.node.rnea_node.RneaNode` (split out to keep the node file short).
+Every output passes the guard :func:`rnea_ros.node.bookkeeping.output_error` first: nothing
+non-finite or above ``MAX_OUTPUT`` is ever published, whatever ``clamp_efforts`` says.
+"""
+
+import time
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+import numpy as np
+from rnea_ros import inverse_dynamics, reaction_wrenches
+from rnea_ros.node import bookkeeping as node_io
+
+
+class CycleMixin:
+    """The computation per cycle and everything the node publishes."""
+
+    # -- the cycle -------------------------------------------------------------------------
+
+    def _accelerations(self, rt, now):
+        """Fill rt.qdd for the mode; return the velocity vector the mode uses."""
+        mode = rt.settings.mode
+        if mode == 'inverse_dynamics':
+            rt.qdd_j[:] = rt.accelerations.current(now)
+        elif mode == 'computed_torque':
+            rt.reference.command(rt.q_j, rt.qd_j, rt.settings.kp, rt.settings.kd, now, rt.qdd_j)
+        else:
+            rt.qdd_j[:] = 0.0
+            if mode == 'gravity_compensation':
+                return rt.zero_v
+        return rt.qd
+
+    def _compute(self, now):
+        rt = self._rt
+        if not rt.joints.ready:
+            return
+        start = time.perf_counter()
+        settings = rt.settings
+        qd = self._accelerations(rt, now)
+        f_ext = rt.wrenches.f_ext
+        gravity, base = rt.base_acceleration.select(now, settings.gravity)
+        try:
+            tau = inverse_dynamics(rt.model, rt.q, qd, rt.qdd, f_ext, gravity,
+                                   base_acceleration=base, ws=rt.ws)
+            wrenches = None
+            sends = self._wrench_sends(rt, now) if settings.publish_reaction_wrenches else 0
+            if sends:
+                wrenches = reaction_wrenches(rt.model, rt.q, qd, rt.qdd, f_ext, gravity,
+                                             base_acceleration=base, ws=rt.ws)
+        except ValueError as exc:       # inputs are validated: a guard, not a code path
+            self._reject('computation', str(exc))
+            return
+        error = node_io.output_error(tau, wrenches)
+        if error:
+            self._reject('output', error)
+            return
+        clamped = settings.limiter.clamp(tau[rt.offset_v:], rt.effort.view)
+        self._publish_efforts(rt, qd)
+        self._monitor.cycle(rt, self._stamp, f_ext, gravity, self._cfg['contact_thresholds'],
+                            base)
+        if wrenches is not None:
+            self._publish_wrenches(rt, wrenches, sends)
+        if rt.offset_v:
+            self._publish_base_wrench(rt, tau)
+        if self._cmd_pub is not None and self._cfg['enabled'] and self._limit_fault is None \
+                and self._active:
+            self._publish_command(rt, now)
+        self._stats.cycle(time.perf_counter() - start, clamped)
+
+    def _publish_efforts(self, rt, qd):
+        msg = rt.effort_msg
+        msg.header.stamp = self._stamp
+        rt.position.view[:] = rt.q_j
+        rt.velocity.view[:] = qd[rt.offset_v:]
+        msg.position = rt.position.array
+        msg.velocity = rt.velocity.array
+        msg.effort = rt.effort.array
+        self._efforts_pub.publish(msg)
+
+    def _wrench_sends(self, rt, now):
+        """Return how many reaction-wrench topics to send this cycle (0: none, skip computing).
+
+        With ``reaction_wrenches_rate`` r and n subscribed topics the node owes r n messages a
+        second; they are spread evenly over the cycles (round robin) instead of n publishes in
+        one cycle every 1/r s, so no cycle pays for all topics at once (p99 latency).
+        """
+        n = len(rt.wrench_targets)
+        if not n:
+            return 0
+        period = rt.settings.wrench_period
+        if period <= 0.0:
+            return n
+        last, self._wrench_time = self._wrench_time, now
+        self._wrench_budget = min(float(n), self._wrench_budget + (now - last) * n / period)
+        sends = int(self._wrench_budget)
+        self._wrench_budget -= sends
+        return sends
+
+    def _publish_wrenches(self, rt, wrenches, sends):
+        stamp = self._stamp
+        targets, rows = rt.wrench_targets, rt.wrench_rows
+        n = len(targets)
+        for _ in range(sends):
+            i = self._wrench_cursor % n
+            self._wrench_cursor = i + 1
+            pub, msg = targets[i]
+            msg.header.stamp = stamp
+            force, torque = msg.wrench.force, msg.wrench.torque
+            force.x, force.y, force.z, torque.x, torque.y, torque.z = wrenches[rows[i]].tolist()
+            pub.publish(msg)
+
+    def _publish_base_wrench(self, rt, tau):
+        msg = rt.base_msg
+        msg.header.stamp = self._stamp
+        force, torque = msg.wrench.force, msg.wrench.torque
+        force.x, force.y, force.z, torque.x, torque.y, torque.z = tau[:6].tolist()
+        self._base_pub.publish(msg)
+
+    def _publish_command(self, rt, now):
+        limiter = rt.settings.limiter
+        if not self._commanding:
+            self._commanding = True
+            limiter.start_ramp(now)
+            ramp = f'ramp over {limiter.ramp_time:g} s' if limiter.ramp_time > 0 else 'no ramp'
+            self._log.info(f'command output starts on {self._cfg["command_topic"]} ({ramp})')
+        self._cmd_msg.data = rt.settings.fill_command(rt.effort.view, limiter.scale(now))
+        self._cmd_pub.publish(self._cmd_msg)
+
+    def _stop_commands(self, send_zero):
+        """Stop command output (the ramp restarts next time); optionally send one zero."""
+        if self._commanding and send_zero and self._cmd_pub is not None and self._rt:
+            self._cmd_msg.data = self._rt.settings.zero_command
+            self._cmd_pub.publish(self._cmd_msg)
+        self._commanding = False
+
+    def _watchdog(self):
+        if self._loader.pending:
+            self._take_loaded_model()
+        self._refresh_wrench_subscribers()
+        if self._last_joint_state is None or self._stale:
+            return
+        if time.monotonic() - self._last_joint_state > self._cfg['joint_state_timeout']:
+            self._stale = True
+            self._last_error = (f"no joint states for {self._cfg['joint_state_timeout']} s: "
+                                'commands stopped')
+            self._log.error(self._last_error)
+            self._stop_commands(send_zero=self._cfg['zero_on_timeout'])
+
+    def shutdown_outputs(self):
+        """Stop commanding before the node goes away (one zero command if zero_on_timeout)."""
+        self._stop_commands(send_zero=self._cfg['zero_on_timeout'])
+
+    # -- diagnostics -----------------------------------------------------------------------
+
+    def _publish_diagnostics(self):
+        now = time.monotonic()
+        period = self._stats.summary(now)
+        self._stats.reset(now)
+        rt = self._rt
+        ready = rt is not None and rt.joints.ready
+        level, message = node_io.diagnostic_level(rt is not None, ready, self._stale, period)
+        if self._limit_fault is not None:
+            level = node_io.ERROR
+            message = f'joint limit guard: commands stopped ({self._limit_fault})'
+
+        status = DiagnosticStatus(level=bytes([level]), name=f'{self.get_name()}: rnea',
+                                  message=message,
+                                  hardware_id=rt.model.name if rt is not None else '')
+        values = {
+            'model': repr(rt.model) if rt is not None else 'none',
+            'mode': self._cfg['mode'],
+            'joints_ready': str(ready),
+            'missing_joints': ', '.join(rt.joints.missing()) if rt is not None else '',
+            'stale_inputs': ', '.join(self._stale_inputs(now)),
+            'commanding': str(self._commanding and not self._stale),
+            'enabled': str(self._cfg['enabled']),
+            'ramp_scale': f'{rt.settings.limiter.scale(now):.3f}' if rt is not None else '',
+            'base_acceleration_source': self._base_source(rt, now),
+            'ignored_joint_names': self._ignored_names(rt),
+            'last_error': self._last_error,
+        }
+        values.update({key: f'{value:.1f}' if isinstance(value, float) else str(value)
+                       for key, value in period.items()})
+        values.update(self._monitor.diagnostics(self._cfg))
+        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self._diag_pub.publish(msg)
+
+    @staticmethod
+    def _ignored_names(rt):
+        if rt is None:
+            return ''
+        text = ', '.join(sorted(rt.joints.unknown))
+        more = rt.joints.unknown_count
+        return text + (f' (and more, in {more} messages: not remembered)' if more else '')
+
+    @staticmethod
+    def _base_source(rt, now):
+        """Return where the base acceleration comes from now: topic, imu, parameter or none."""
+        if rt is None:
+            return 'none'
+        rt.base_acceleration.select(now, rt.settings.gravity)
+        return rt.base_acceleration.source
+
+    def _stale_inputs(self, now):
+        rt = self._rt
+        stale = ['joint_states'] if self._stale else []
+        if rt is None:
+            return stale
+        if rt.settings.mode == 'inverse_dynamics' and rt.accelerations.stamp > -np.inf \
+                and rt.accelerations.stale(now):
+            stale.append('desired_accelerations')
+        if rt.settings.mode == 'computed_torque' and now - rt.reference.stamp > \
+                rt.reference.timeout:
+            stale.append('reference')
+        imu = rt.base_acceleration.imu
+        if imu is not None and not imu.fresh(now):
+            stale.append('imu')
+        return stale

@@ -1,0 +1,183 @@
+"""What the rnea node builds once per model, off the executor thread (no publishers here).
+
+:func:`load_model` reads the description (a file through the core's
+:func:`rnea_ros.core.urdf.read_urdf_file`: regular files only, size-limited, so a FIFO or
+``/dev/zero`` is an error instead of a hung executor),
+:class:`ModelRuntime` holds the model's input bookkeeping, state arrays and preallocated output
+messages, :class:`BackgroundLoader` builds them in a thread while the executor keeps serving.
+"""
+
+import threading
+
+from geometry_msgs.msg import WrenchStamped
+import numpy as np
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rclpy.parameter import Parameter
+from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
+from rnea_ros.core.urdf import parse_urdf, read_urdf_file
+from rnea_ros.node import bookkeeping as node_io
+from rnea_ros.node import checks as node_checks
+from rnea_ros.node import params as node_params
+from rnea_ros.node.monitor_params import attach_payload
+from sensor_msgs.msg import JointState
+
+_TYPES = {
+    'bool': Parameter.Type.BOOL,
+    'double': Parameter.Type.DOUBLE,
+    'string': Parameter.Type.STRING,
+    'double_array': Parameter.Type.DOUBLE_ARRAY,
+    'string_array': Parameter.Type.STRING_ARRAY,
+}
+_BASE_Q = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+
+
+def descriptor(spec):
+    """Return the ParameterDescriptor of a :class:`node_params.ParamSpec`."""
+    desc = ParameterDescriptor(name=spec.name, type=_TYPES[spec.kind].value,
+                               description=spec.description)
+    constraints = []
+    if spec.choices:
+        constraints.append('one of: ' + ', '.join(spec.choices))
+    if spec.low is not None:
+        constraints.append(f'each value in [{spec.low}, {spec.high}]')
+        if spec.kind == 'double':
+            desc.floating_point_range = [FloatingPointRange(
+                from_value=float(spec.low), to_value=float(spec.high), step=0.0)]
+    if spec.constraints:
+        constraints.append(spec.constraints)
+    if spec.default == [] and spec.kind.endswith('_array'):
+        # Declared with the value [] ("not set", so that a parameter dump loads back): rclpy
+        # types an empty list as a byte array, so the type is checked by params.check_value.
+        desc.dynamic_typing = True
+        constraints.append('[] = not set')
+    desc.additional_constraints = '; '.join(constraints)
+    return desc
+
+
+def load_model(label, text, cfg):
+    """Build the model of a description (file path or XML) with the friction parameters.
+
+    The description is read and parsed once (:mod:`rnea_ros.core.urdf`: a file must be a
+    bounded regular file, so a FIFO or ``/dev/zero`` is refused without blocking); the model is
+    rebuilt from the parsed records when friction or a payload needs the joint names first.
+    """
+    description = parse_urdf(read_urdf_file(text) if label.startswith('file') else text)
+    name, links, joints = description
+    floating = cfg['floating_base']
+    model = RobotModel.from_specs(links, joints, floating_base=floating, name=name)
+    options = node_params.joint_coefficients(cfg, model.joint_names)
+    if options or cfg['use_urdf_friction']:
+        model = RobotModel.from_specs(links, joints, floating_base=floating, name=name,
+                                      friction_from_urdf=cfg['use_urdf_friction'], **options)
+    return attach_payload(model, cfg, description, False)
+
+
+class ModelRuntime:
+    """Everything built once per model: inputs, state arrays, preallocated output messages."""
+
+    def __init__(self, model, cfg):
+        """Allocate for ``model``; raise ValueError when the parameters do not fit it."""
+        self.model = model
+        self.warnings = list(model.warnings) + node_checks.check_model(model)
+        self.limits = (model.lower_limits, model.upper_limits, model.velocity_limits)
+        self.settings = node_io.NodeSettings(model.joint_names, model.effort_limits, cfg,
+                                             self.limits)
+        names = model.joint_names
+        n = len(names)
+        self.offset_q, self.offset_v = (7, 6) if model.floating_base else (0, 0)
+        self.q = np.zeros(model.nq)
+        self.qd = np.zeros(model.nv)
+        self.qdd = np.zeros(model.nv)
+        self.zero_v = np.zeros(model.nv)
+        if model.floating_base:
+            self.q[:7] = _BASE_Q
+        self.q_j = self.q[self.offset_q:]
+        self.qd_j = self.qd[self.offset_v:]
+        self.qdd_j = self.qdd[self.offset_v:]
+        self.joints = node_io.JointStateInput(names, model.mimic, q=self.q_j, qd=self.qd_j)
+        self.accelerations = node_io.AccelerationInput(names, cfg['desired_timeout'])
+        self.reference = node_io.ReferenceInput(names, model.mimic, cfg['desired_timeout'])
+        self.wrenches = node_io.WrenchInput(model.link_names)
+        self.ws = model.create_workspace()
+        self.position = node_io.FloatBuffer(n)
+        self.velocity = node_io.FloatBuffer(n)
+        self.effort = node_io.FloatBuffer(n)
+        self.effort_msg = JointState(name=list(names))
+        self.wrench_msgs = [WrenchStamped() for _ in names]
+        for msg, link in zip(self.wrench_msgs, model.child_links):
+            msg.header.frame_id = link
+        self.wrench_targets, self.wrench_rows = [], []    # topics with subscribers
+        self.base_acceleration = node_io.BaseAccelerationInput(
+            model.root_link, cfg['base_acceleration'], cfg['desired_timeout'],
+            model.floating_base)
+        self.base_acceleration.set_imu(cfg['use_imu'], model.link_body,
+                                       cfg['imu_angular_acceleration_filter'],
+                                       cfg['desired_timeout'])
+        self.base_msg = WrenchStamped()
+        self.base_msg.header.frame_id = model.root_link
+        # Compile (numba) and check the model once, off the hot path.
+        inverse_dynamics(model, self.q, self.zero_v, self.zero_v, ws=self.ws)
+        reaction_wrenches(model, self.q, self.zero_v, self.zero_v, ws=self.ws)
+
+    def update_settings(self, cfg):
+        """Rebuild the settings from new parameters, keeping the ramp state."""
+        settings = node_io.NodeSettings(self.model.joint_names, self.model.effort_limits, cfg,
+                                        self.limits)
+        self.base_acceleration.set_default(cfg['base_acceleration'])
+        self.base_acceleration.set_imu(cfg['use_imu'], self.model.link_body,
+                                       cfg['imu_angular_acceleration_filter'],
+                                       cfg['desired_timeout'])
+        settings.limiter.ramp_start = self.settings.limiter.ramp_start
+        self.settings = settings
+        self.accelerations.timeout = cfg['desired_timeout']
+        self.reference.timeout = cfg['desired_timeout']
+        self.base_acceleration.timeout = cfg['desired_timeout']
+
+
+class BackgroundLoader:
+    """Builds model runtimes off the executor thread; the newest request wins.
+
+    The executor keeps serving joint states while a (possibly big) description is parsed; the
+    finished runtime is handed over through :meth:`take` from the executor thread (polled via
+    :attr:`pending` each cycle and by the watchdog timer: the EventsExecutor has no guard
+    conditions), so the switch happens between two cycles and no cycle sees a half-built model.
+    """
+
+    def __init__(self):
+        """Start idle."""
+        self.pending = False
+        self._lock = threading.Lock()
+        self._request = None
+        self._result = None
+        self._running = False
+
+    def request(self, cfg, label, text):
+        """Build a runtime from ``text`` with parameters ``cfg`` (replaces a waiting request)."""
+        with self._lock:
+            self._request = (dict(cfg), label, text)
+            if not self._running:
+                self._running = True
+                threading.Thread(target=self._run, name='rnea_model_loader', daemon=True).start()
+
+    def take(self):
+        """Return the newest (runtime or None, label, error or None, cfg) once, or None."""
+        with self._lock:
+            result, self._result = self._result, None
+            self.pending = False
+        return result
+
+    def _run(self):
+        while True:
+            with self._lock:
+                request, self._request = self._request, None
+                if request is None:
+                    self._running = False
+                    return
+            cfg, label, text = request
+            try:
+                result = (ModelRuntime(load_model(label, text, cfg), cfg), label, None, cfg)
+            except Exception as exc:  # noqa: B902 - any failure must keep the previous model
+                result = (None, label, f'robot description from {label} rejected: {exc}', cfg)
+            with self._lock:
+                self._result = result
+                self.pending = True
