@@ -31,6 +31,7 @@ import numpy as np
 
 from rnea_ros.core.checks import matrix as _matrix, prepare as _prepare
 from rnea_ros.core.checks import raise_status as _raise_status, vector as _vector
+from rnea_ros.core.dynamics import coulomb_sign
 from rnea_ros.core.kernels import regressor as kernels_regressor
 from rnea_ros.core.layout import DEFAULT_GRAVITY, H, I_O, MASS, PARENT
 from rnea_ros.core.reference import tree_transforms
@@ -133,7 +134,7 @@ def joint_columns(model, qd, qdd):
     rows = off + np.arange(nj)
     cols = NJOINT_PARAM * np.arange(nj)
     out[..., rows, cols] = qd[..., off:]
-    out[..., rows, cols + 1] = np.clip(qd[..., off:] / model.coulomb_band, -1.0, 1.0)
+    out[..., rows, cols + 1] = coulomb_sign(qd[..., off:], model.coulomb_band)
     out[..., rows, cols + 2] = qdd[..., off:]
     out[..., rows, cols + 3] = 1.0
     return out
