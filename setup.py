@@ -16,7 +16,7 @@ setup(
         ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
         ('share/' + package_name + '/config', glob('config/*.yaml')),
     ],
-    install_requires=['setuptools', 'numpy', 'numba>=0.57', 'urdfdom-py', 'PyYAML'],
+    install_requires=['setuptools', 'numpy', 'numba>=0.57', 'urdfdom-py', 'PyYAML', 'scipy'],
     zip_safe=True,
     maintainer='rnea_ros developers',
     maintainer_email='rnea-ros@example.org',

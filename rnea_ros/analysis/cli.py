@@ -8,6 +8,10 @@ in model order (``--q 0 -0.5 0 -2 0 1.5 0.8 0 0``, commas allowed) or by name
 ``rnea-ros analyze BAG --urdf FILE [--out DIR] [--topic /joint_states]`` compares recorded joint
 states with the model: residuals, friction and payload fit, plots (see
 :mod:`rnea_ros.analysis.analyze`).
+
+``rnea-ros identify BAG [BAG ...] --urdf NOMINAL --out IDENTIFIED.urdf`` identifies inertial
+parameters, friction and rotor inertia; ``rnea-ros excite --urdf U --out traj.yaml`` designs the
+excitation trajectory to record (see :mod:`rnea_ros.analysis.identify`).
 """
 
 import argparse
@@ -17,6 +21,7 @@ import sys
 import numpy as np
 
 from rnea_ros.analysis import analyze as analysis
+from rnea_ros.analysis import identify as identification
 from rnea_ros.core.checks import coordinate_name
 from rnea_ros.core.dynamics import inverse_dynamics
 from rnea_ros.core.layout import DEFAULT_GRAVITY
@@ -98,6 +103,14 @@ def build_parser():
                                        'residuals, friction and payload fit, plots')
     analysis.add_arguments(p)
     p.set_defaults(func=analysis.run)
+    p = sub.add_parser('identify', help='identify inertial parameters, friction and rotor '
+                                        'inertia from recordings; write an identified URDF')
+    identification.add_identify_arguments(p)
+    p.set_defaults(func=identification.run_identify)
+    p = sub.add_parser('excite', help='design an excitation trajectory (Fourier series) for '
+                                      'identification')
+    identification.add_excite_arguments(p)
+    p.set_defaults(func=identification.run_excite)
     return parser
 
 

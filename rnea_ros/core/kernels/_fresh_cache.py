@@ -12,8 +12,9 @@ alone.
 import os
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_HELPERS = ('jit.py', 'body.py', os.path.join('..', 'layout.py'), os.path.join('..', 'joints.py'))
-_ENTRIES = ('rnea.py', 'aba.py')
+_HELPERS = ('jit.py', 'body.py', os.path.join('..', 'layout.py'), os.path.join('..', 'joints.py'),
+            'rnea.py')            # rnea.py's forward pass is inlined into regressor.py
+_ENTRIES = ('rnea.py', 'aba.py', 'regressor.py')
 
 
 def refresh():
