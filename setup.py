@@ -13,8 +13,10 @@ setup(
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),
-        ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
+        ('share/' + package_name + '/launch',
+         glob('launch/*.launch.py') + glob('launch/*.launch.xml')),
         ('share/' + package_name + '/config', glob('config/*.yaml')),
+        ('share/' + package_name + '/urdf', glob('urdf/*.urdf') + glob('urdf/*.yaml')),
     ],
     install_requires=['setuptools', 'numpy', 'numba>=0.57', 'urdfdom-py', 'PyYAML'],
     zip_safe=True,

@@ -419,6 +419,8 @@ class RneaNode(Node):
             self._set_imu_subscription(cfg['use_imu'])
         if 'joint_state_timeout' in changes:
             self._set_watchdog(cfg['joint_state_timeout'])
+        if 'enabled' in changes:
+            self._log.info('command output ' + ('enabled' if cfg['enabled'] else 'disabled'))
         if 'enabled' in changes and not cfg['enabled']:
             self._stop_commands(send_zero=True)
 
@@ -478,7 +480,7 @@ class RneaNode(Node):
             self._reject('joint_states', error)
             return
         self._stamps.accept(seconds)
-        if self._stamps.zero_note:
+        if self._stamps.zero_note and not self.get_parameter('use_sim_time').value:  # sim: t0 = 0
             self._log.warning('joint_states: ' + self._stamps.zero_note)
         if rt.joints.new_unknown:
             self._log.warning(f'joint_states names joints the model lacks (ignored): '
@@ -626,6 +628,7 @@ class RneaNode(Node):
         if not self._commanding:
             self._commanding = True
             limiter.start_ramp(now)
+            self._log.info(f"commands start (ramp {self._cfg['ramp_time']} s)")
         self._cmd_msg.data = rt.settings.fill_command(rt.effort.view, limiter.scale(now))
         self._cmd_pub.publish(self._cmd_msg)
 

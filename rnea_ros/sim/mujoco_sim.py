@@ -18,7 +18,8 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rnea_ros.sim.mujoco_model import (build_mujoco_model, check_efforts,
                                        default_initial_positions, Simulation, urdf_joints)
-from rnea_ros.sim.ros_helpers import declare_parameters, make_executor, parameter_value
+from rnea_ros.sim.ros_helpers import (declare_parameters, init_ros, make_executor,
+                                      parameter_value, running)
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -288,8 +289,8 @@ class SimulationLoop:
         self.executor = executor
 
     def ok(self):
-        """Return True while the node's ROS context is running."""
-        return rclpy.ok(context=self.node.context)
+        """Return True while the node's ROS context runs and no SIGINT/SIGTERM arrived."""
+        return running(self.node)
 
     def spin_until(self, deadline, done=None):
         """Process messages until wall-clock ``deadline`` or until ``done()`` is true."""
@@ -392,8 +393,8 @@ class SimulationLoop:
 
 
 def main(args=None):
-    """Run the simulator node (console script ``mujoco_sim``)."""
-    rclpy.init(args=args)
+    """Run the simulator node (console script ``mujoco_sim``); exit 0 on SIGINT/SIGTERM."""
+    init_ros(args)
     node = None
     loop = None
     try:

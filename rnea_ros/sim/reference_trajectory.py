@@ -14,7 +14,8 @@ from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.time import Time
-from rnea_ros.sim.ros_helpers import declare_parameters, parameter_value, spin_until_shutdown
+from rnea_ros.sim.ros_helpers import (declare_parameters, init_ros, parameter_value,
+                                      spin_until_shutdown)
 from rnea_ros.sim.trajectories import ReferenceProfile
 from rosgraph_msgs.msg import Clock as RosClock
 from sensor_msgs.msg import JointState
@@ -158,8 +159,8 @@ class ReferenceTrajectoryNode(Node):
 
 
 def main(args=None):
-    """Run the reference publisher (console script ``reference_trajectory``)."""
-    rclpy.init(args=args)
+    """Run the reference publisher (console script ``reference_trajectory``); exit 0 on stop."""
+    init_ros(args)
     node = None
     try:
         node = ReferenceTrajectoryNode()

@@ -9,7 +9,8 @@ import os
 
 import numpy as np
 
-from rnea_ros.node.launch_helpers import config_dir, PACKAGE, parse_bool, parse_list
+from rnea_ros.node.launch_helpers import (config_dir, PACKAGE, parse_bool, parse_list,
+                                          shipped_urdf_file)
 from rnea_ros.sim.mujoco_model import example_robot_data_dir, urdf_joints
 from rnea_ros.sim.ros2_control_urdf import add_ros2_control, commanded_joints
 
@@ -27,8 +28,9 @@ REFERENCE_TOPIC = '/' + RNEA_NODE_NAME + '/reference'
 
 
 def default_urdf_file():
-    """Return the panda URDF shipped with example-robot-data."""
-    return os.path.join(example_robot_data_dir(), PANDA_URDF)
+    """Return the panda of example-robot-data when installed, else the shipped arm6."""
+    panda = os.path.join(example_robot_data_dir(), PANDA_URDF)
+    return panda if os.path.isfile(panda) else shipped_urdf_file()
 
 
 def read_urdf(path):
@@ -166,7 +168,8 @@ class DemoScenario:
 # --- launch/mujoco_demo.launch.py --------------------------------------------------------
 
 MUJOCO_DEMO_ARGUMENTS = (
-    ('urdf_file', '', 'URDF of the robot; empty: the panda from example-robot-data'),
+    ('urdf_file', '', 'URDF of the robot; empty: the panda of example-robot-data when '
+     'installed, else the arm6 shipped in the package'),
     ('mode', 'computed_torque', 'rnea node mode: computed_torque (with the reference '
      'publisher), gravity_compensation, gravity_coriolis or inverse_dynamics'),
     ('lock_step', 'false', 'simulator waits for each command (deterministic) (true/false)'),
@@ -198,7 +201,8 @@ def mujoco_demo_nodes(config):
 # --- launch/gazebo.launch.py ---------------------------------------------------------------
 
 GAZEBO_ARGUMENTS = (
-    ('urdf_file', '', 'URDF of the robot without <ros2_control>; empty: example-robot-data panda'),
+    ('urdf_file', '', 'URDF of the robot without <ros2_control>; empty: the panda of '
+     'example-robot-data when installed, else the shipped arm6'),
     ('controllers_file', '', 'controllers YAML (default: the installed '
      'config/gazebo_controllers.yaml, made for the panda)'),
     ('mode', 'gravity_compensation', 'rnea node mode'),
