@@ -362,7 +362,8 @@ class SimulationLoop:
         node.publish_clock()
         if sync:
             now = node.simulation.time - 1e-9
-            if not self.spin_until(time.monotonic() + timeout, lambda: node.sync_stamp >= now):
+            if not self.spin_until(time.monotonic() + timeout,
+                                   lambda: node.sync_stamp >= now) and self.ok():
                 node.sync_timeouts += 1
                 node.get_logger().warning('lock-step: nothing on {} within {} s'.format(
                     node.param('sync_topic'), timeout), throttle_duration_sec=1.0)
@@ -373,7 +374,7 @@ class SimulationLoop:
         node = self.node
         answered = node.commands_received
         if not self.spin_until(time.monotonic() + timeout,
-                               lambda: node.commands_received > answered):
+                               lambda: node.commands_received > answered) and self.ok():
             node.lock_step_timeouts += 1
             node.get_logger().warning('lock-step: no command within {} s'.format(timeout),
                                       throttle_duration_sec=1.0)
