@@ -27,11 +27,12 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
-            'rnea-ros = rnea_ros.analysis.cli:main',
-            'rnea_node = rnea_ros.node.rnea_node:main',
-            'mujoco_sim = rnea_ros.sim.mujoco_sim:main',
-            'reference_trajectory = rnea_ros.sim.reference_trajectory:main',
-            'add_ros2_control = rnea_ros.sim.ros2_control_urdf:main',
+            # rnea_ros.entry_points: a missing dependency is one line, not a traceback
+            'rnea-ros = rnea_ros.entry_points:rnea_ros_cli',
+            'rnea_node = rnea_ros.entry_points:rnea_node',
+            'mujoco_sim = rnea_ros.entry_points:mujoco_sim',
+            'reference_trajectory = rnea_ros.entry_points:reference_trajectory',
+            'add_ros2_control = rnea_ros.entry_points:add_ros2_control',
         ],
     },
 )

@@ -184,7 +184,9 @@ def test_mujoco_demo_launch_file_yields_the_three_nodes():
                 context, argument.default_value)
     opaque = [e for e in description.entities if isinstance(e, OpaqueFunction)][0]
     nodes = [a for a in opaque.execute(context) if isinstance(a, Node)]
-    executables = [perform_substitutions(context, node.node_executable) for node in nodes]
+    # node_executable is a plain str in launch_ros 0.28, substitutions in older releases
+    executables = [value if isinstance(value, str) else perform_substitutions(context, value)
+                   for value in (node.node_executable for node in nodes)]
     assert executables == ['mujoco_sim', 'rnea_node', 'reference_trajectory']
 
 

@@ -216,6 +216,36 @@ GAZEBO_ARGUMENTS = (
 )
 
 
+# What gazebo.launch.py starts, beyond the rnea node: not in package.xml (a node user needs none
+# of it); README "Gazebo" lists them. {gz_version: ros2_control plugin package}.
+GAZEBO_PACKAGES = ('ros_gz_sim', 'ros_gz_bridge', 'robot_state_publisher', 'controller_manager',
+                   'effort_controllers', 'joint_state_broadcaster')
+GAZEBO_PLUGIN_PACKAGES = {'gz': 'gz_ros2_control', 'ignition': 'ign_ros2_control'}
+
+
+def missing_gazebo_packages(config, has_package):
+    """Return the ROS packages gazebo.launch.py needs that ``has_package(name)`` lacks."""
+    plugin = GAZEBO_PLUGIN_PACKAGES.get(config.get('gz_version') or 'gz', 'gz_ros2_control')
+    return [name for name in GAZEBO_PACKAGES + (plugin,) if not has_package(name)]
+
+
+def missing_packages_message(missing):
+    """Return the error of gazebo.launch.py for missing packages, with the apt command."""
+    apt = ' '.join('ros-$ROS_DISTRO-' + name.replace('_', '-') for name in missing)
+    return ('gazebo.launch.py needs the ROS packages {} (not installed): sudo apt install '
+            '{}'.format(', '.join(missing), apt))
+
+
+def ament_has_package(name):
+    """Return True when the ament index knows package ``name``."""
+    from ament_index_python.packages import get_package_share_directory, PackageNotFoundError
+    try:
+        get_package_share_directory(name)
+    except (PackageNotFoundError, OSError):     # OSError: AMENT_PREFIX_PATH not set at all
+        return False
+    return True
+
+
 def gazebo_setup(config):
     """Return everything gazebo.launch.py starts, as plain data.
 
@@ -296,6 +326,9 @@ def gazebo_launch_setup(context, *args, **kwargs):
     from launch.event_handlers import OnProcessExit
     from launch.launch_description_sources import PythonLaunchDescriptionSource
     from launch_ros.substitutions import FindPackageShare
+    missing = missing_gazebo_packages(launch_configuration(context), ament_has_package)
+    if missing:
+        raise RuntimeError(missing_packages_message(missing))
     setup = gazebo_setup(launch_configuration(context))
     gz_launch = os.path.join(FindPackageShare('ros_gz_sim').perform(context), 'launch',
                              'gz_sim.launch.py')
