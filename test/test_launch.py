@@ -139,8 +139,7 @@ def test_launch_file_loads_and_yields_the_rnea_node(filename):
 
 @pytest.mark.parametrize('filename, defaults', [
     ('rnea.launch.xml', None), ('gravity_compensation.launch.xml', GC)])
-def test_xml_launch_file_declares_the_same_arguments_and_includes_the_python_one(filename,
-                                                                                defaults):
+def test_xml_launch_file_has_the_same_arguments_and_includes_the_python_one(filename, defaults):
     """Same names and defaults as the Python file (params_file: empty = the same YAML)."""
     _launch_modules()
     from launch import LaunchContext

@@ -155,7 +155,7 @@ class Peer:
 
 @pytest.fixture
 def peer():
-    """A peer node for one test."""
+    """Return a peer node for one test."""
     require_launch()
     node = Peer()
     yield node

@@ -18,8 +18,8 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rnea_ros.sim.mujoco_model import (build_mujoco_model, check_efforts,
                                        default_initial_positions, Simulation, urdf_joints)
-from rnea_ros.sim.ros_helpers import (declare_parameters, init_ros, make_executor,
-                                      parameter_value, running)
+from rnea_ros.sim.ros_helpers import (declare_parameters, ignore_stop_signals, init_ros,
+                                      make_executor, parameter_value, running)
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -416,6 +416,7 @@ def main(args=None):
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
+        ignore_stop_signals()
     return 0
 
 

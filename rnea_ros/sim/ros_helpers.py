@@ -84,6 +84,12 @@ def init_ros(args=None):
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
 
 
+def ignore_stop_signals():
+    """After the clean-up: ignore SIGINT/SIGTERM (Python restores SIG_DFL while exiting)."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_IGN)
+
+
 def running(node):
     """Return True while the node's context is valid and no stop was requested."""
     return not STOP.requested and rclpy.ok(context=node.context)
