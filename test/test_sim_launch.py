@@ -195,3 +195,46 @@ def test_launch_files_are_valid_python():
     for filename in ('mujoco_demo.launch.py', 'gazebo.launch.py'):
         with open(os.path.join(ROOT, 'launch', filename)) as stream:
             compile(stream.read(), filename, 'exec')
+
+
+def test_shipped_arm6_urdf_is_its_mdh_table_and_fits_the_demo():
+    """urdf/arm6.urdf is what mdh_to_urdf makes of urdf/arm6.mdh.yaml; limits on every joint."""
+    from rnea_ros.khalil.mdh import load_mdh, mdh_to_urdf
+    from rnea_ros.node.launch_helpers import shipped_urdf_file
+    with open(shipped_urdf_file()) as stream:
+        shipped = stream.read()
+    assert shipped == mdh_to_urdf(load_mdh(os.path.join(ROOT, 'urdf', 'arm6.mdh.yaml')))
+    scenario = DemoScenario(shipped_urdf_file())
+    assert scenario.joint_names == ['joint{}'.format(i) for i in range(1, 7)]
+    for joint in scenario.joints:
+        assert np.isfinite([joint.lower, joint.upper]).all()
+        assert 0 < joint.effort_limit < 1e3
+    check_reference_within_limits(scenario)
+    assert RobotModel.from_urdf_file(shipped_urdf_file()).total_mass == pytest.approx(31.2)
+
+
+def test_default_robot_is_panda_only_with_example_robot_data(monkeypatch, tmp_path):
+    """Without example-robot-data the launch files and the demo use the shipped arm6."""
+    from rnea_ros.node.launch_helpers import shipped_urdf_file
+    from rnea_ros.sim import sim_launch
+    panda = os.path.join(example_robot_data_dir(), 'panda_description/urdf/panda.urdf')
+    if os.path.isfile(panda):
+        assert sim_launch.default_urdf_file() == panda
+    monkeypatch.setattr(sim_launch, 'example_robot_data_dir', lambda: str(tmp_path))
+    assert sim_launch.default_urdf_file() == shipped_urdf_file()
+    rows = mujoco_demo_nodes(defaults(MUJOCO_DEMO_ARGUMENTS))
+    assert rows[0][3]['urdf_file'] == shipped_urdf_file()
+
+
+def test_gazebo_launch_names_the_missing_apt_packages():
+    """Missing ROS packages: one message with the apt command; the plugin follows gz_version."""
+    from rnea_ros.sim.sim_launch import missing_gazebo_packages, missing_packages_message
+    installed = {'ros_gz_sim', 'robot_state_publisher', 'controller_manager'}
+    missing = missing_gazebo_packages({'gz_version': 'gz'}, installed.__contains__)
+    assert missing == ['ros_gz_bridge', 'effort_controllers', 'joint_state_broadcaster',
+                       'gz_ros2_control']
+    assert missing_gazebo_packages({'gz_version': 'ignition'}, lambda name: False)[-1] == \
+        'ign_ros2_control'
+    message = missing_packages_message(missing)
+    assert 'sudo apt install ros-$ROS_DISTRO-ros-gz-bridge ' in message
+    assert message.endswith('ros-$ROS_DISTRO-gz-ros2-control')
