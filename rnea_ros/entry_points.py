@@ -27,12 +27,18 @@ def import_error_line(program, error):
 
 
 def run(module_name, program, argv=None):
-    """Import ``module_name`` and return its ``main()``; 1 with one line on an ImportError."""
+    """Import ``module_name`` and return its ``main()``; 1 with one line on an ImportError.
+
+    SIGINT during the import (the first start compiles the numba kernels for many seconds)
+    ends the program quietly with code 0, as it does once the node runs.
+    """
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
         print(import_error_line(program, error), file=sys.stderr)
         return 1
+    except KeyboardInterrupt:       # Ctrl-C while importing (numba's first compile): a stop
+        return 0
     return module.main() if argv is None else module.main(argv)
 
 
