@@ -238,3 +238,19 @@ def test_gazebo_launch_names_the_missing_apt_packages():
     message = missing_packages_message(missing)
     assert 'sudo apt install ros-$ROS_DISTRO-ros-gz-bridge ' in message
     assert message.endswith('ros-$ROS_DISTRO-gz-ros2-control')
+
+
+def test_gazebo_setup_for_the_shipped_arm6_uses_its_controllers(monkeypatch, tmp_path):
+    """Without example-robot-data gazebo.launch.py runs arm6 with controllers for its joints."""
+    from rnea_ros.node.launch_helpers import shipped_urdf_file
+    from rnea_ros.sim import sim_launch
+    from rnea_ros.sim.ros2_control_urdf import commanded_joints, controllers_yaml
+    import yaml
+    monkeypatch.setattr(sim_launch, 'example_robot_data_dir', lambda: str(tmp_path))
+    setup = gazebo_setup(defaults(GAZEBO_ARGUMENTS))
+    assert os.path.basename(setup['controllers_file']) == 'arm6_gazebo_controllers.yaml'
+    with open(shipped_urdf_file()) as stream:
+        joints = commanded_joints(stream.read())
+    with open(setup['controllers_file']) as stream:
+        assert yaml.safe_load(stream) == yaml.safe_load(controllers_yaml(joints))
+    assert setup['command_joints'] == joints

@@ -204,7 +204,8 @@ GAZEBO_ARGUMENTS = (
     ('urdf_file', '', 'URDF of the robot without <ros2_control>; empty: the panda of '
      'example-robot-data when installed, else the shipped arm6'),
     ('controllers_file', '', 'controllers YAML (default: the installed '
-     'config/gazebo_controllers.yaml, made for the panda)'),
+     'config/gazebo_controllers.yaml, made for the panda; config/arm6_gazebo_controllers.yaml '
+     'for the shipped arm6)'),
     ('mode', 'gravity_compensation', 'rnea node mode'),
     ('command_joints', '', 'comma-separated joints of the effort controller; empty: every '
      'moving non-mimic joint of the URDF'),
@@ -256,10 +257,11 @@ def gazebo_setup(config):
     urdf_file = os.path.abspath(os.path.expanduser(config.get('urdf_file') or
                                                    default_urdf_file()))
     urdf = read_urdf(urdf_file)
-    controllers = config.get('controllers_file') or os.path.join(
-        config_dir(), 'gazebo_controllers.yaml')
-    controllers = os.path.abspath(os.path.expanduser(controllers))
     joints = urdf_joints(urdf)
+    controllers = config.get('controllers_file') or os.path.join(
+        config_dir(), 'arm6_gazebo_controllers.yaml' if urdf_file == shipped_urdf_file()
+        else 'gazebo_controllers.yaml')
+    controllers = os.path.abspath(os.path.expanduser(controllers))
     initial = parse_initial_positions(config.get('initial_positions', ''))
     if not config.get('initial_positions') and all(j.name in PANDA_POSE for j in joints):
         initial = dict(PANDA_POSE)
