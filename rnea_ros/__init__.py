@@ -10,12 +10,14 @@ import importlib
 
 # Imported on first use (PEP 562), so that ``rnea_ros.entry_points`` loads without numba.
 _EXPORTS = {
+    'rnea_ros.core.aba': ('forward_dynamics',),
+    'rnea_ros.core.crba': ('mass_matrix',),
     'rnea_ros.core.dynamics': ('bias_forces', 'coriolis_torques', 'gravity_torques',
                                'inverse_dynamics', 'inverse_dynamics_batch',
                                'reaction_wrenches'),
-    'rnea_ros.core.forward': ('floating_base_inverse_dynamics', 'forward_dynamics',
-                              'mass_matrix'),
-    'rnea_ros.core.model': ('JointSpec', 'LinkSpec', 'RobotModel', 'Workspace'),
+    'rnea_ros.core.floating_base': ('floating_base_inverse_dynamics',),
+    'rnea_ros.core.model': ('RobotModel', 'Workspace'),
+    'rnea_ros.core.specs': ('JointSpec', 'LinkSpec'),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 

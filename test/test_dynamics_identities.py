@@ -5,7 +5,8 @@ import pytest
 
 from rnea_ros import (bias_forces, coriolis_torques, gravity_torques, inverse_dynamics,
                       inverse_dynamics_batch, reaction_wrenches, RobotModel)
-from rnea_ros.core.dynamics import external_wrenches, link_pose, rnea
+from rnea_ros.core.checks import external_wrenches
+from rnea_ros.core.reference import link_pose, rnea
 from robots import random_state, urdf_path
 
 ROBOTS = ['panda', 'ur5', 'talos_reduced', 'allegro_hand', 'double_pendulum_continuous']
@@ -128,7 +129,7 @@ def test_external_wrench_on_fixed_base_root_has_no_effect():
 
 def test_payload_wrench_equals_gravity_of_added_mass():
     """A 2 kg weight hung on a link (f_ext) equals a 2 kg point mass fixed to that link."""
-    from rnea_ros.core.model import JointSpec, LinkSpec
+    from rnea_ros.core.specs import JointSpec, LinkSpec
     from rnea_ros.core.urdf import parse_urdf
     with open(urdf_path('ur5')) as f:
         name, links, joints = parse_urdf(f.read())

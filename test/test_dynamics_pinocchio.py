@@ -78,7 +78,7 @@ def test_custom_joint_order_permutes_torques():
 @pytest.mark.parametrize('floating', [False, True], ids=['fixed', 'floating'])
 def test_link_pose_matches_pinocchio_frames(floating):
     """Forward kinematics of every link (merged ones included) equals Pinocchio's frames."""
-    from rnea_ros.core.dynamics import link_pose
+    from rnea_ros.core.reference import link_pose
     path = urdf_path('talos_reduced')
     model = RobotModel.from_urdf_file(path, floating_base=floating)
     oracle = PinocchioOracle(model, path)

@@ -5,8 +5,8 @@ import pytest
 
 from rnea_ros import (bias_forces, floating_base_inverse_dynamics, forward_dynamics,
                       gravity_torques, inverse_dynamics, mass_matrix, RobotModel)
-from rnea_ros.core.dynamics import external_wrenches
-from rnea_ros.core.forward import aba
+from rnea_ros.core.checks import external_wrenches
+from rnea_ros.core.reference import aba
 from robots import PinocchioOracle, random_state, urdf_path
 
 ROBOTS = ['panda', 'ur5', 'talos_reduced', 'go2', 'double_pendulum_continuous']

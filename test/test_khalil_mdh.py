@@ -245,13 +245,19 @@ def test_khalil_functions_take_a_table_or_a_tree_but_not_a_core_model():
         khalil_ne(model_from_mdh(table), q, q, q)
 
 
-def test_robot_model_from_mdh_is_model_from_mdh():
-    """RobotModel.from_mdh is the classmethod spelling of model_from_mdh."""
+def test_from_mdh_lives_in_the_khalil_package_not_in_the_core():
+    """rnea_ros.khalil.model_from_mdh builds the model; the core's RobotModel has no from_mdh.
+
+    The core never imports the Khalil add-on (issue 13: no import cycle), so the convenience
+    moved from ``RobotModel.from_mdh`` to :func:`rnea_ros.khalil.model_from_mdh`.
+    """
     import numpy as np
     from rnea_ros import gravity_torques, RobotModel
     from rnea_ros.khalil import data_path, model_from_mdh
-    a = RobotModel.from_mdh(data_path('rx90.yaml'))
-    b = model_from_mdh(data_path('rx90.yaml'))
+    from rnea_ros.khalil.mdh import model_from_mdh as mdh_model_from_mdh
+    assert not hasattr(RobotModel, 'from_mdh')
+    a = model_from_mdh(data_path('rx90.yaml'))
+    b = mdh_model_from_mdh(data_path('rx90.yaml'))
     q = np.linspace(-1.0, 1.0, a.nq)
     assert a.joint_names == b.joint_names
     np.testing.assert_array_equal(gravity_torques(a, q), gravity_torques(b, q))

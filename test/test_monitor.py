@@ -10,8 +10,8 @@ from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.srv import SetParametersAtomically
 from rclpy.parameter import Parameter
 from rnea_ros import gravity_torques, inverse_dynamics, RobotModel
-from rnea_ros.core.dynamics import link_pose
 from rnea_ros.core.payload import model_with_payload, Payload, payload_urdf
+from rnea_ros.core.reference import link_pose
 from rnea_ros.node.monitor_params import attach_payload, payload_from_config
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool

@@ -7,9 +7,9 @@ import pytest
 
 from rnea_ros import bias_forces, gravity_torques, inverse_dynamics, RobotModel
 from rnea_ros.sim.mujoco_model import (build_mujoco_model, check_efforts,
-                                       default_initial_positions, example_robot_data_dir,
-                                       joint_addresses, prepare_urdf, resolve_mesh_path,
-                                       Simulation, urdf_joints)
+                                       default_initial_positions, joint_addresses, prepare_urdf,
+                                       Simulation)
+from rnea_ros.sim.urdf_tools import example_robot_data_dir, resolve_mesh_path, urdf_joints
 
 ROBOTS = ('panda_description/urdf/panda.urdf', 'ur_description/urdf/ur5_robot.urdf',
           'talos_data/robots/talos_reduced.urdf')

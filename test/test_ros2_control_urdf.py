@@ -5,9 +5,9 @@ import xml.etree.ElementTree as ElementTree
 import numpy as np
 import pytest
 from rnea_ros import gravity_torques, RobotModel
-from rnea_ros.sim.mujoco_model import example_robot_data_dir
 from rnea_ros.sim.ros2_control_urdf import (add_ros2_control, commanded_joints, controllers_yaml,
                                             main, parse_initial)
+from rnea_ros.sim.urdf_tools import example_robot_data_dir
 import yaml
 
 PANDA = os.path.join(example_robot_data_dir(), 'panda_description/urdf/panda.urdf')

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel
-from rnea_ros.sim.mujoco_model import example_robot_data_dir, urdf_joints
 from rnea_ros.sim.sim_launch import (COMMAND_TOPIC, DemoScenario, GAZEBO_ARGUMENTS, gazebo_setup,
                                      MUJOCO_DEMO_ARGUMENTS, mujoco_demo_nodes, PANDA_POSE,
                                      parse_initial_positions, REFERENCE_TOPIC)
+from rnea_ros.sim.urdf_tools import example_robot_data_dir, urdf_joints
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OTHER_ROBOTS = ('ur_description/urdf/ur5_robot.urdf', 'talos_data/robots/talos_reduced.urdf')

@@ -32,7 +32,8 @@ import os
 import numpy as np
 
 from rnea_ros.core.dynamics import inverse_dynamics_batch
-from rnea_ros.core.payload import model_with_payload, Payload, read_urdf
+from rnea_ros.core.payload import model_with_payload, Payload
+from rnea_ros.core.urdf import read_urdf
 
 JOINT_STATE_TYPE = 'sensor_msgs/msg/JointState'
 

@@ -17,7 +17,9 @@ import sys
 import numpy as np
 
 from rnea_ros.analysis import analyze as analysis
-from rnea_ros.core.dynamics import coordinate_name, inverse_dynamics
+from rnea_ros.core.checks import coordinate_name
+from rnea_ros.core.dynamics import inverse_dynamics
+from rnea_ros.core.layout import DEFAULT_GRAVITY
 from rnea_ros.core.model import RobotModel
 
 
@@ -82,7 +84,8 @@ def build_parser():
     p.add_argument('--qd', nargs='*', help='velocities (rad/s, m/s); default 0')
     p.add_argument('--qdd', nargs='*', help='accelerations (rad/s^2, m/s^2); default 0')
     p.add_argument('--gravity', nargs=3, metavar=('GX', 'GY', 'GZ'),
-                   help='gravity in the root frame, m/s^2 (default 0 0 -9.81)')
+                   help='gravity in the root frame, m/s^2 (default {} {} {})'.format(
+                       *DEFAULT_GRAVITY))
     p.add_argument('--floating-base', action='store_true',
                    help='free-flyer base: q starts with x y z qx qy qz qw')
     p.add_argument('--json', action='store_true', help='print JSON')

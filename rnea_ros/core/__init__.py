@@ -1,1 +1,10 @@
-"""The dynamics core: no ROS, no MuJoCo."""
+"""The dynamics core: no ROS, no MuJoCo; laid out as Pinocchio (parsers, model, algorithms).
+
+- description: :mod:`.specs` (link and joint records), :mod:`.urdf` (the one URDF reader),
+  :mod:`.payload`;
+- model: :mod:`.layout` (constants and table columns), :mod:`.tree` (building steps),
+  :mod:`.model` (RobotModel, Workspace), :mod:`.spatial`, :mod:`.joints`;
+- algorithms: :mod:`.dynamics` (RNEA), :mod:`.crba` (mass matrix), :mod:`.aba` (forward
+  dynamics), :mod:`.floating_base`; :mod:`.kernels` (numba) and :mod:`.reference` (numpy, the
+  book's notation) compute them, :mod:`.checks` checks the inputs.
+"""

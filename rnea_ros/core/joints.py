@@ -1,4 +1,4 @@
-"""Joint models: ``jcalc`` of seed 000 (RBDA table 4.1) for the joint kinds rnea_ros supports.
+"""Joint models: ``jcalc`` (RBDA §4.4, Table 4.1) for the joint kinds rnea_ros supports.
 
 A joint's frame coincides with its child link's frame at q = 0 (URDF convention).  The joint
 transform ``XJ`` maps motion from the joint's *predecessor* frame (the parent link frame moved by

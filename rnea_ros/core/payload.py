@@ -12,7 +12,9 @@ import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 
-from rnea_ros.core.model import JointSpec, LinkSpec, RobotModel
+from rnea_ros.core.model import RobotModel
+from rnea_ros.core.specs import JointSpec, LinkSpec
+from rnea_ros.core.urdf import parse_urdf, parse_xml
 
 
 @dataclass
@@ -85,7 +87,6 @@ def model_with_payload(urdf_xml, payload=None, floating_base=False, **options):
 
     ``options`` are those of :meth:`RobotModel.from_urdf_string` (friction, armature, ...).
     """
-    from rnea_ros.core.urdf import parse_urdf
     name, links, joints = parse_urdf(urdf_xml)
     if payload is not None:
         links, joints = add_payload(links, joints, payload)
@@ -93,20 +94,9 @@ def model_with_payload(urdf_xml, payload=None, floating_base=False, **options):
                                  **options)
 
 
-def read_urdf(source):
-    """Return URDF text from a file path or from text that already is XML."""
-    if source.lstrip().startswith('<'):
-        return source
-    try:
-        with open(source, encoding='utf-8') as f:
-            return f.read()
-    except OSError as exc:
-        raise ValueError(f'cannot read URDF file {source!r}: {exc.strerror}') from None
-
-
 def payload_urdf(urdf_xml, payload):
     """Return URDF text with the payload as an extra link on a fixed joint (for simulators)."""
-    root = ElementTree.fromstring(urdf_xml)
+    root = parse_xml(urdf_xml)
     if not any(link.get('name') == payload.link for link in root.findall('link')):
         raise ValueError(f"payload link '{payload.link}' is not a link of the robot")
     link = ElementTree.SubElement(root, 'link', name=payload.link_name)

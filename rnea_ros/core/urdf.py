@@ -1,11 +1,93 @@
-"""Read a URDF (with urdfdom-py, the ROS-maintained parser) into LinkSpec / JointSpec records."""
+"""The one URDF reader of rnea_ros: file, string or topic text -> LinkSpec / JointSpec records.
+
+Everything that reads a URDF goes through here: the model constructors, the node (parameter,
+file and topic), payloads, the simulator and the launch helpers.
+
+- :func:`read_urdf_file` reads a file with a size limit (:data:`MAX_URDF_BYTES`) and refuses
+  anything that is not a regular file (a FIFO or a device such as ``/dev/zero`` would block or
+  never end); :func:`read_urdf` also accepts text that already is XML.
+- :func:`parse_xml` checks well-formedness, the ``<robot>`` root and the nesting depth
+  (:data:`MAX_DEPTH`: deeper documents are refused before any recursive code sees them) and
+  returns the ElementTree root, for tools that edit the XML (simulator, ros2_control block).
+- :func:`parse_urdf` reads links and joints with urdfdom-py (the ROS-maintained parser) and
+  checks the numbers the dynamics relies on: joint limits and mimic coefficients must be
+  numbers (NaN is refused), mimic coefficients finite, ``effort`` and ``velocity`` >= 0.  An
+  effort limit of 0 means "no limit" (inf): published URDFs write 0 for joints that are not
+  driven (the URDF format makes the attribute mandatory); any positive value is the limit.
+"""
 
 import math
+import os
+import stat
 import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from rnea_ros.core.model import JointSpec, LinkSpec, spec_from_urdf_origin
+from rnea_ros.core.specs import JointSpec, LinkSpec, spec_from_urdf_origin
+
+MAX_URDF_BYTES = 32 * 1024 * 1024     # the largest URDF file read (bytes)
+MAX_DEPTH = 100                       # the deepest element nesting accepted (URDFs use < 10)
+
+
+def read_urdf_file(path):
+    """Return the text of a URDF file; ValueError if it is not a readable, bounded regular file."""
+    path = os.path.expanduser(os.fspath(path))
+
+    def refuse(reason):
+        return ValueError(f'cannot read URDF file {path!r}: {reason}')
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise refuse('not a regular file')
+        # O_NONBLOCK: should the path be swapped for a FIFO after the check, open does not wait.
+        fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0))
+    except OSError as e:
+        raise refuse(e.strerror) from None
+    with os.fdopen(fd, 'rb') as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise refuse('not a regular file')
+        data = f.read(MAX_URDF_BYTES + 1)
+    if len(data) > MAX_URDF_BYTES:
+        raise refuse(f'larger than {MAX_URDF_BYTES} bytes')
+    try:
+        return data.decode('utf-8')
+    except UnicodeDecodeError as e:
+        raise refuse(f'not UTF-8 text ({e.reason} at byte {e.start})') from None
+
+
+def read_urdf(source):
+    """Return URDF text from a file path, or ``source`` itself when it already is XML text."""
+    if isinstance(source, bytes):
+        source = source.decode('utf-8', errors='replace')
+    if isinstance(source, str) and source.lstrip().startswith('<'):
+        return source
+    return read_urdf_file(source)
+
+
+def _check_depth(root):
+    """Raise ValueError when elements nest deeper than MAX_DEPTH (iterative: no recursion)."""
+    stack = [(root, 1)]
+    while stack:
+        element, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f'invalid URDF: elements nested more than {MAX_DEPTH} levels deep')
+        stack.extend((child, depth + 1) for child in element)
+
+
+def parse_xml(xml):
+    """Return the ElementTree root of URDF text; ValueError if empty, malformed or not <robot>."""
+    if isinstance(xml, bytes):
+        xml = xml.decode('utf-8', errors='replace')
+    if not isinstance(xml, str) or not xml.strip():
+        raise ValueError('invalid URDF: the robot description is empty')
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as e:
+        raise ValueError(f'malformed URDF: not well-formed XML: {e}') from None
+    _check_depth(root)
+    if root.tag != 'robot':
+        raise ValueError(f'not a URDF: the root element is <{root.tag}>, not <robot>')
+    return root
 
 
 def _quiet_parse(xml):
@@ -21,18 +103,12 @@ def _quiet_parse(xml):
         core.on_error = previous
 
 
-def _dynamics_only(xml):
+def _dynamics_only(root):
     """Return the URDF text with only what dynamics needs: links (without geometry) and joints.
 
     Visuals, collisions, materials, transmissions and simulator extensions are dropped, so that
     a mesh or plugin the parser does not understand cannot make a valid kinematic tree fail.
     """
-    try:
-        root = ET.fromstring(xml)
-    except ET.ParseError as e:
-        raise ValueError(f'invalid URDF: not well-formed XML: {e}') from None
-    if root.tag != 'robot':
-        raise ValueError(f'invalid URDF: the root element is <{root.tag}>, not <robot>')
     for child in list(root):
         if child.tag not in ('link', 'joint'):
             root.remove(child)
@@ -42,65 +118,73 @@ def _dynamics_only(xml):
     return ET.tostring(root, encoding='unicode')
 
 
-def _limit(value, default):
-    return default if value is None else float(value)
+def _number(value, default, what, joint, low=-math.inf, finite=False):
+    """Return a URDF attribute as a float (default when absent); ValueError if out of range."""
+    if value is None:
+        return default
+    x = float(value)
+    if math.isnan(x) or x < low or (finite and not math.isfinite(x)):
+        bound = ' finite' if finite else ''
+        bound += f' and >= {low:g}' if low > -math.inf else ''
+        raise ValueError(f"invalid URDF: {what} of joint '{joint}' must be a{bound} number, "
+                         f'got {x}')
+    return x
+
+
+def _link_spec(link):
+    inertial = link.inertial
+    if inertial is None:
+        return LinkSpec(link.name)
+    R, xyz = spec_from_urdf_origin(inertial.origin)
+    mass = float(inertial.mass) if inertial.mass is not None else 0.0
+    i = inertial.inertia
+    if i is None:
+        Ic = np.zeros((3, 3))
+    else:
+        Ic = np.array([[i.ixx, i.ixy, i.ixz],
+                       [i.ixy, i.iyy, i.iyz],
+                       [i.ixz, i.iyz, i.izz]], dtype=float)
+    return LinkSpec(link.name, mass=mass, com=xyz, inertia=R @ Ic @ R.T)
+
+
+def _joint_spec(j):
+    if j.parent is None or j.child is None:
+        raise ValueError(f"invalid URDF: joint '{j.name}' lacks a parent or child link")
+    R, xyz = spec_from_urdf_origin(j.origin)
+    limit, dyn = j.limit, j.dynamics
+    mimic = None
+    if j.mimic is not None:
+        mimic = (j.mimic.joint,
+                 _number(j.mimic.multiplier, 1.0, 'mimic multiplier', j.name, finite=True),
+                 _number(j.mimic.offset, 0.0, 'mimic offset', j.name, finite=True))
+    if j.type == 'continuous':
+        lower, upper = -math.inf, math.inf
+    else:
+        lower = _number(getattr(limit, 'lower', None), -math.inf, 'lower limit', j.name)
+        upper = _number(getattr(limit, 'upper', None), math.inf, 'upper limit', j.name)
+    effort = _number(getattr(limit, 'effort', None), math.inf, 'effort limit', j.name, low=0.0)
+    velocity = _number(getattr(limit, 'velocity', None), math.inf, 'velocity limit', j.name,
+                       low=0.0)
+    return JointSpec(
+        j.name, j.type, j.parent, j.child, rotation=R, translation=xyz,
+        axis=tuple(j.axis) if j.axis is not None else (1.0, 0.0, 0.0),
+        lower=lower, upper=upper,
+        effort=effort if effort > 0.0 else math.inf,        # 0 = no limit (module doc)
+        velocity=velocity,
+        mimic=mimic,
+        damping=_number(getattr(dyn, 'damping', None), 0.0, 'damping', j.name),
+        friction=_number(getattr(dyn, 'friction', None), 0.0, 'friction', j.name))
 
 
 def parse_urdf(xml):
     """Return (robot name, [LinkSpec], [JointSpec]) of URDF text; ValueError if unusable."""
-    if isinstance(xml, bytes):
-        xml = xml.decode('utf-8')
-    if not isinstance(xml, str) or not xml.strip():
-        raise ValueError('invalid URDF: the robot description is empty')
-    xml = _dynamics_only(xml.encode('utf-8'))
+    root = parse_xml(xml)
     try:
-        robot, _ = _quiet_parse(xml)
+        robot, _ = _quiet_parse(_dynamics_only(root))
     except Exception as e:  # noqa: B902 - the parser raises many unrelated exception types
         raise ValueError(f'invalid URDF: {type(e).__name__}: {e}') from None
     if robot is None or not getattr(robot, 'links', None):
         raise ValueError('invalid URDF: the robot has no links')
-
-    links = []
-    for link in robot.links:
-        inertial = link.inertial
-        if inertial is None:
-            links.append(LinkSpec(link.name))
-            continue
-        R, xyz = spec_from_urdf_origin(inertial.origin)
-        mass = float(inertial.mass) if inertial.mass is not None else 0.0
-        i = inertial.inertia
-        if i is None:
-            Ic = np.zeros((3, 3))
-        else:
-            Ic = np.array([[i.ixx, i.ixy, i.ixz],
-                           [i.ixy, i.iyy, i.iyz],
-                           [i.ixz, i.iyz, i.izz]], dtype=float)
-        links.append(LinkSpec(link.name, mass=mass, com=xyz, inertia=R @ Ic @ R.T))
-
-    joints = []
-    for j in robot.joints:
-        if j.parent is None or j.child is None:
-            raise ValueError(f"invalid URDF: joint '{j.name}' lacks a parent or child link")
-        R, xyz = spec_from_urdf_origin(j.origin)
-        limit = j.limit
-        mimic = None
-        if j.mimic is not None:
-            mimic = (j.mimic.joint, _limit(j.mimic.multiplier, 1.0),
-                     _limit(j.mimic.offset, 0.0))
-        dyn = j.dynamics
-        if j.type == 'continuous':
-            lower, upper = -math.inf, math.inf
-        else:
-            lower = _limit(getattr(limit, 'lower', None), -math.inf)
-            upper = _limit(getattr(limit, 'upper', None), math.inf)
-        effort = _limit(getattr(limit, 'effort', None), math.inf)
-        joints.append(JointSpec(
-            j.name, j.type, j.parent, j.child, rotation=R, translation=xyz,
-            axis=tuple(j.axis) if j.axis is not None else (1.0, 0.0, 0.0),
-            lower=lower, upper=upper,
-            effort=effort if effort > 0.0 else math.inf,
-            velocity=_limit(getattr(limit, 'velocity', None), math.inf),
-            mimic=mimic,
-            damping=_limit(getattr(dyn, 'damping', None), 0.0),
-            friction=_limit(getattr(dyn, 'friction', None), 0.0)))
+    links = [_link_spec(link) for link in robot.links]
+    joints = [_joint_spec(j) for j in robot.joints]
     return robot.name, links, joints

@@ -1,6 +1,8 @@
-"""Khalil's recursive Newton-Euler methods (seed 004, Khalil ICINCO 2010).
+"""Khalil's recursive Newton-Euler methods ("Khalil 2010" in the docstrings).
 
-One module per method, in the seed's notation, with its equation numbers in the docstrings:
+W. Khalil, "Dynamic modeling of robots using recursive Newton-Euler techniques", ICINCO 2010.
+
+One module per method, in the paper's notation, with its equation numbers in the docstrings:
 
 - :mod:`~rnea_ros.khalil.mdh`: modified Denavit-Hartenberg tables (§2), YAML/CSV loaders,
   conversion to :class:`rnea_ros.RobotModel` and URDF, loop-constraint data of cut joints.

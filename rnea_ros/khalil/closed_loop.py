@@ -1,6 +1,6 @@
-"""Inverse dynamics of closed-loop robots by the equivalent tree (seed 004 §4, eqs. 55-58).
+"""Inverse dynamics of closed-loop robots by the equivalent tree (Khalil 2010 §4, eqs. 55-58).
 
-The mechanism is an MDH table with cut joints (seed 004 §2.2).  Given the N active joint
+The mechanism is an MDH table with cut joints (Khalil 2010 §2.2).  Given the N active joint
 variables q_a:
 
 1. the loop-closure equations k+B T j ... i T k = I4 (eq. 3) are solved for the passive tree
@@ -46,7 +46,7 @@ def _orientation_error(R1, R2):
 
 
 class ClosedLoopRobot:
-    """A closed-loop robot given by an MDH table with cut joints (seed 004 §2.2 and §4)."""
+    """A closed-loop robot given by an MDH table with cut joints (Khalil 2010 §2.2 and §4)."""
 
     def __init__(self, table, model=None, tol=1e-12, max_iter=50):
         """Prepare the tree (core RobotModel) and the loop frames of ``table``."""
@@ -161,7 +161,7 @@ class ClosedLoopRobot:
         return 0.5 * (A + A.T), H
 
     def direct_dynamics(self, q_a, qd_a, Gamma_c, gravity=None, guess=None):
-        """Return qdd_a = A_c^-1 (Gamma_c - H_c) (seed 004 §4, eq. 58)."""
+        """Return qdd_a = A_c^-1 (Gamma_c - H_c) (Khalil 2010 §4, eq. 58)."""
         A, H = self.dynamic_model(q_a, qd_a, gravity=gravity, guess=guess)
         return np.linalg.solve(A, self._vector(Gamma_c, self.N, 'Gamma_c') - H)
 

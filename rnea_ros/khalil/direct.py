@@ -1,4 +1,4 @@
-"""Recursive Newton-Euler direct dynamics of a tree (seed 004 §3.3.2, eqs. 32-54).
+"""Recursive Newton-Euler direct dynamics of a tree (Khalil 2010 §3.3.2, eqs. 32-54).
 
 Three recursions: (i) forward, link angular velocities, gamma_j (34) and beta_j (35);
 (ii) backward, the articulated inertias J*_j and the matrices H_j, K_j, alpha_j (36-40) that
@@ -16,10 +16,9 @@ elastic-joint model of :mod:`rnea_ros.khalil.elastic`.
 
 import numpy as np
 
+from rnea_ros.core.layout import DEFAULT_GRAVITY as _DEFAULT_G
 from rnea_ros.core.spatial import skew
 from rnea_ros.khalil.newton_euler import as_tree, cross3
-
-_DEFAULT_G = (0.0, 0.0, -9.81)
 
 
 def screw_transform(R, P):
@@ -132,7 +131,7 @@ def hybrid_dynamics(tree, q, qd, Gamma, qdd, torque_known, gravity=None, fe=None
 
 
 def direct_dynamics(tree, q, qd, Gamma, gravity=None, fe=None):
-    """Return qdd of the direct dynamic model by the recursive NE algorithm (seed 004 §3.3.2)."""
+    """Return qdd of the direct dynamic model by recursive NE (Khalil 2010 §3.3.2)."""
     tree = as_tree(tree)
     nq = tree.nq
     return hybrid_dynamics(tree, q, qd, Gamma, np.zeros(nq), np.ones(nq, dtype=bool),

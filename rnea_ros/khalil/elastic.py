@@ -1,4 +1,4 @@
-"""Robots with elastic joints (seed 004 §6, eqs. 67-82).
+"""Robots with elastic joints (Khalil 2010 §6, eqs. 67-82).
 
 Two related problems:
 

@@ -1,4 +1,4 @@
-"""Forward kinematics of an MDH tree in base coordinates (seed 004 §2, eqs. 1, 4, 5, 13-15).
+"""Forward kinematics of an MDH tree in base coordinates (Khalil 2010 §2, eqs. 1, 4, 5, 13-15).
 
 For every frame j: the pose 0Tj, the screw 0Vj = [V_j; omega_j] (velocity of the origin O_j and
 angular velocity) and its time derivative (classical acceleration of O_j, angular acceleration),

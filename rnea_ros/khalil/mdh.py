@@ -1,6 +1,6 @@
-"""Khalil's modified Denavit-Hartenberg (MDH) description of trees and closed loops (seed 004 §2).
+"""Khalil's modified Denavit-Hartenberg (MDH) tables of trees and closed loops (Khalil 2010 §2).
 
-A table has one row per frame ``j`` (seed 004 §2.1, Khalil and Kleinfinger 1986):
+A table has one row per frame ``j`` (Khalil 2010 §2.1, Khalil and Kleinfinger 1986):
 
 - ``a`` = a(j), the antecedent frame (0 = base), ``mu`` = 1 for a motorised joint, 0 passive,
   ``sigma`` = 0 revolute, 1 prismatic, 2 frame fixed on link a(j);
@@ -17,12 +17,12 @@ A table has one row per frame ``j`` (seed 004 §2.1, Khalil and Kleinfinger 1986
   rotor inertia, ``Fs``, ``Fv`` the Coulomb and viscous friction of joint j (eq. 31); optional
   ``K``, the stiffness of an elastic joint (eq. 69), and names ``name`` (joint), ``link``.
 
-Closed loops (seed 004 §2.2): frames 1..NL describe the equivalent tree (n = NL links, some may be
-fixed frames with sigma = 2); frames NL+1..NJ are the B = NJ - NL cut joints k, defined on link
+Closed loops (Khalil 2010 §2.2): frames 1..NL describe the equivalent tree (n = NL links, some may
+be fixed frames with sigma = 2); frames NL+1..NJ are the B = NJ - NL cut joints k, defined on link
 i = a(k); frames NJ+1..NJ+B are the frames k+B, fixed (sigma = 2) on link j = a(k+B) and aligned
 with frame k when the loop is closed (eq. 3).  Cut frames carry no inertia.
 
-:func:`model_from_mdh` turns the tree part into a :class:`rnea_ros.model.RobotModel`;
+:func:`model_from_mdh` turns the tree part into a :class:`rnea_ros.core.model.RobotModel`;
 :func:`loop_constraints` returns the cut joints as loop-constraint data.
 """
 
@@ -35,8 +35,9 @@ import os
 
 import numpy as np
 
-from rnea_ros.core.model import JointSpec, LinkSpec, RobotModel
+from rnea_ros.core.model import RobotModel
 from rnea_ros.core.spatial import rotx, rotz
+from rnea_ros.core.specs import JointSpec, LinkSpec
 
 GEOMETRY = ('gamma', 'b', 'alpha', 'd', 'theta', 'r')
 INERTIA = ('XX', 'XY', 'XZ', 'YY', 'YZ', 'ZZ', 'MX', 'MY', 'MZ', 'M')
@@ -120,7 +121,7 @@ class MDHFrame:
 
 @dataclass(frozen=True)
 class LoopConstraint:
-    """A cut joint k of the equivalent tree (seed 004 §2.2, Figure 2).
+    """A cut joint k of the equivalent tree (Khalil 2010 §2.2, Figure 2).
 
     Frame k (``cut``, variable q_k, antecedent link i) and frame k+B (``aligned``, fixed on link
     j) coincide when the loop is closed: k+B T j ... i T k = I4 (eq. 3).
@@ -176,7 +177,7 @@ def com_to_khalil(mass, com, inertia):
 
 @dataclass(frozen=True)
 class MDHTable:
-    """Khalil's table of a tree or closed-loop robot: NF = 2 NJ - NL frames (seed 004 §2)."""
+    """Khalil's table of a tree or closed-loop robot: NF = 2 NJ - NL frames (Khalil 2010 §2)."""
 
     frames: tuple
     NL: int
@@ -191,7 +192,7 @@ class MDHTable:
 
     @property
     def B(self):
-        """Return the number of independent closed loops B = L - n (seed 004 §2.2)."""
+        """Return the number of independent closed loops B = L - n (Khalil 2010 §2.2)."""
         return self.NJ - self.NL
 
     @property
@@ -484,7 +485,7 @@ def _com_inertia(f):
 
 
 def model_from_mdh(table, floating_base=False, **options):
-    """Return the :class:`RobotModel` of the equivalent tree of an MDH table (seed 004 §2).
+    """Return the :class:`RobotModel` of the equivalent tree of an MDH table (Khalil 2010 §2).
 
     The joint order of the model (``model.joint_names``) is the table order of the moving tree
     frames, i.e. q_tr of eq. (2).  The table's Ia, Fs and Fv become the model's armature and

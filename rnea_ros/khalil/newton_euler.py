@@ -1,4 +1,4 @@
-"""Khalil's recursive Newton-Euler inverse dynamics of a tree (seed 004 §3.2, eqs. 12-31).
+"""Khalil's recursive Newton-Euler inverse dynamics of a tree (Khalil 2010 §3.2, eqs. 12-31).
 
 Everything is written in frame j of each link with Khalil's notation: screws are
 [V; omega] (linear velocity of the origin O_j first), wrenches [f; m] about O_j, the joint axis
@@ -7,15 +7,14 @@ dV_0 = -g.  Unlike the core's numba RNEA this implementation also adds the rotor
 friction of eq. (31), supports sigma = 2 frames directly, and propagates *time derivatives*:
 every quantity is a truncated Taylor "jet" [x, dx/dt, d2x/dt2, ...] so that the derivatives of
 the joint torques along a trajectory come out exactly (used by the flexible-joint model,
-:mod:`rnea_ros.khalil.elastic`).  :func:`inertia_matrix` is seed 004 §3.3.1 (columns of A by the
+:mod:`rnea_ros.khalil.elastic`).  :func:`inertia_matrix` is Khalil 2010 §3.3.1 (columns of A by the
 inverse model with qdd = u_i, qd = 0, g = 0).
 """
 
 from math import comb
 
 import numpy as np
-
-_DEFAULT_G = (0.0, 0.0, -9.81)
+from rnea_ros.core.layout import DEFAULT_GRAVITY as _DEFAULT_G
 
 
 class KhalilTree:
@@ -231,7 +230,7 @@ def newton_euler(tree, q, qd, qdd, gravity=None, fe=None, friction=True):
 
 
 def inertia_matrix(tree, q):
-    """Return A(q) column by column: NE with qdd = u_i, qd = 0, g = 0, fe = 0 (seed 004 §3.3.1).
+    """Return A(q) column by column: NE with qdd = u_i, qd = 0, g = 0, fe = 0 (Khalil 2010 §3.3.1).
 
     A includes the rotor inertias Ia on its diagonal (eq. 31).
     """

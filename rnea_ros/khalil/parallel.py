@@ -1,4 +1,4 @@
-"""Inverse dynamics of parallel robots: platform plus legs (seed 004 §5, eqs. 59-66).
+"""Inverse dynamics of parallel robots: platform plus legs (Khalil 2010 §5, eqs. 59-66).
 
 The robot is a moving platform connected to the base by m legs.  Each leg is a serial MDH table
 from the base to the link that carries the passive joint (spherical, or a revolute for planar
@@ -25,12 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from rnea_ros.core.dynamics import inverse_dynamics as core_inverse_dynamics
+from rnea_ros.core.layout import DEFAULT_GRAVITY as _DEFAULT_G
 from rnea_ros.core.spatial import skew
 from rnea_ros.khalil.kinematics import frame_jacobian, frame_kinematics, poses
 from rnea_ros.khalil.mdh import model_from_mdh
 from rnea_ros.khalil.newton_euler import KhalilTree
-
-_DEFAULT_G = (0.0, 0.0, -9.81)
 
 
 @dataclass(frozen=True)

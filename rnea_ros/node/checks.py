@@ -9,9 +9,9 @@ them, but the dynamics stays well defined; some published URDFs have them) give 
 """
 
 import numpy as np
-from rnea_ros.core.dynamics import body_inertia
-from rnea_ros.core.forward import mass_matrix
-from rnea_ros.core.model import MASS
+from rnea_ros.core.crba import mass_matrix
+from rnea_ros.core.layout import MASS
+from rnea_ros.core.reference import body_inertia
 
 _TOL = 1e-9
 

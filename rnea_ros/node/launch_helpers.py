@@ -9,6 +9,8 @@ actions.  The pure functions (argument parsing, parameter lists) are unit-tested
 import os
 import sysconfig
 
+from rnea_ros.core.urdf import read_urdf_file
+
 PACKAGE = 'rnea_ros'
 SHIPPED_ROBOT = 'arm6.urdf'
 
@@ -133,8 +135,7 @@ def robot_state_publisher_kwargs(config):
         return None
     if not config.get('urdf_file'):
         raise ValueError('publish_robot_description:=true needs urdf_file:=<path>')
-    with open(os.path.expanduser(config['urdf_file']), encoding='utf-8') as f:
-        xml = f.read()
+    xml = read_urdf_file(config['urdf_file'])
     return {
         'package': 'robot_state_publisher',
         'executable': 'robot_state_publisher',

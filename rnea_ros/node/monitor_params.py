@@ -3,7 +3,8 @@
 :mod:`rnea_ros.node.params` adds these entries to the node's parameter table.
 """
 
-from rnea_ros.core.payload import add_payload, Payload, read_urdf
+from rnea_ros.core.payload import add_payload, Payload
+from rnea_ros.core.urdf import parse_urdf, read_urdf
 
 PAYLOAD_DEFAULTS = {'payload_link': '', 'payload_mass': 0.0, 'payload_com': [0.0, 0.0, 0.0],
                     'payload_inertia': [0.0] * 6}
@@ -60,15 +61,18 @@ def payload_from_config(cfg):
 def attach_payload(model, cfg, source, is_file):
     """Return ``model`` rebuilt with the configured payload (the same model when none).
 
-    ``source`` is the URDF text (or file path when ``is_file``) the model was built from; the
-    rebuilt model keeps the model's joint order, base, friction, armature and Coulomb band.
+    ``source`` is the URDF text (or file path when ``is_file``) the model was built from, or
+    its parsed (name, links, joints) from :func:`rnea_ros.core.urdf.parse_urdf`; the rebuilt
+    model keeps the model's joint order, base, friction, armature and Coulomb band.
     """
     payload = payload_from_config(cfg)
     if payload is None:
         return model
     from rnea_ros.core.model import RobotModel
-    from rnea_ros.core.urdf import parse_urdf
-    name, links, joints = parse_urdf(read_urdf(source) if is_file else source)
+    if isinstance(source, tuple):
+        name, links, joints = source
+    else:
+        name, links, joints = parse_urdf(read_urdf(source) if is_file else source)
     links, joints = add_payload(links, joints, payload)
     names = model.joint_names
     return RobotModel.from_specs(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import math
 
 import numpy as np
+from rnea_ros.core.layout import DEFAULT_GRAVITY
 from rnea_ros.node import monitor_params
 
 MODES = ('inverse_dynamics', 'gravity_compensation', 'gravity_coriolis', 'computed_torque')
@@ -62,7 +63,7 @@ PARAMETERS = (
               'tau = ID(q, 0, 0, f_ext); gravity_coriolis: tau = ID(q, qd, 0, f_ext); '
               'computed_torque: tau = ID(q, qd, qdd_ref + kp (q_ref - q) + kd (qd_ref - qd), '
               'f_ext) with the reference from ~/reference.', choices=MODES),
-    ParamSpec('gravity', 'double_array', [0.0, 0.0, -9.81],
+    ParamSpec('gravity', 'double_array', list(DEFAULT_GRAVITY),
               'Gravity acceleration [x, y, z] in m/s^2, in the root link frame.',
               low=-1000.0, high=1000.0, constraints='exactly 3 finite values'),
     ParamSpec('rate', 'double', 0.0,

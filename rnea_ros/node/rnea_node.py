@@ -38,6 +38,7 @@ from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, Rel
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
+from rnea_ros.core.urdf import parse_urdf, read_urdf_file
 from rnea_ros.node import bookkeeping as node_io
 from rnea_ros.node import checks as node_checks
 from rnea_ros.node import params as node_params
@@ -79,21 +80,20 @@ def descriptor(spec):
 
 
 def load_model(label, text, cfg):
-    """Build the model of a description (file path or XML) with the friction parameters."""
-    if label.startswith('file'):
-        try:
-            with open(text, encoding='utf-8') as f:
-                text = f.read()
-        except OSError as exc:
-            raise ValueError(f'cannot read URDF file {text!r}: {exc.strerror}') from None
+    """Build the model of a description (file path or XML) with the friction parameters.
+
+    The description is read and parsed once (:mod:`rnea_ros.core.urdf`); the model is rebuilt
+    from the parsed records when friction or a payload needs the joint names first.
+    """
+    description = parse_urdf(read_urdf_file(text) if label.startswith('file') else text)
+    name, links, joints = description
     floating = cfg['floating_base']
-    model = RobotModel.from_urdf_string(text, floating_base=floating)
+    model = RobotModel.from_specs(links, joints, floating_base=floating, name=name)
     options = node_params.joint_coefficients(cfg, model.joint_names)
     if options or cfg['use_urdf_friction']:
-        model = RobotModel.from_urdf_string(text, floating_base=floating,
-                                            friction_from_urdf=cfg['use_urdf_friction'],
-                                            **options)
-    return attach_payload(model, cfg, text, False)
+        model = RobotModel.from_specs(links, joints, floating_base=floating, name=name,
+                                      friction_from_urdf=cfg['use_urdf_friction'], **options)
+    return attach_payload(model, cfg, description, False)
 
 
 class ModelRuntime:

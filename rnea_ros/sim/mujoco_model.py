@@ -6,129 +6,18 @@ URDF ``<inertial>`` elements, and by default removes what the URDF-to-MuJoCo imp
 top of rigid-body dynamics: joint damping, friction loss, armature, contacts and the equality
 constraints it creates for ``<mimic>`` joints (the rnea node drives a mimic joint like any other
 joint). Mesh references that cannot be resolved to a file MuJoCo can load are dropped.
+
+URDF helpers that do not need MuJoCo (joint list, mesh paths) are in
+:mod:`rnea_ros.sim.urdf_tools`, so that launch helpers can use them without MuJoCo.
 """
-import os
-import sysconfig
 import xml.etree.ElementTree as ElementTree
 
 import mujoco
 import numpy as np
+from rnea_ros.core.layout import DEFAULT_GRAVITY
+from rnea_ros.sim.urdf_tools import parse_urdf_xml, resolve_mesh_path
 
 MUJOCO_MESH_EXTENSIONS = ('.stl', '.obj', '.msh')
-MOVING_JOINT_TYPES = ('revolute', 'continuous', 'prismatic')
-DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
-
-
-class UrdfJoint:
-    """A non-fixed URDF joint as the simulator needs it."""
-
-    def __init__(self, name, joint_type, effort_limit=np.inf, lower=-np.inf, upper=np.inf,
-                 mimic=None):
-        """Store the joint's name, type, effort limit, position limits and mimic driver."""
-        self.name = name
-        self.type = joint_type
-        self.effort_limit = effort_limit
-        self.lower = lower
-        self.upper = upper
-        self.mimic = mimic
-
-    def __repr__(self):
-        """Return a short description for error messages and logs."""
-        return 'UrdfJoint({!r}, {!r})'.format(self.name, self.type)
-
-
-def parse_urdf_xml(urdf_xml):
-    """Parse URDF text into an ElementTree root, raising ValueError on malformed input."""
-    if not isinstance(urdf_xml, str) or not urdf_xml.strip():
-        raise ValueError('empty robot description: expected URDF XML text')
-    try:
-        root = ElementTree.fromstring(urdf_xml)
-    except ElementTree.ParseError as error:
-        raise ValueError('malformed URDF XML: {}'.format(error)) from None
-    if root.tag != 'robot':
-        raise ValueError('not a URDF: root element is <{}>, expected <robot>'.format(root.tag))
-    return root
-
-
-def _float_attribute(element, key, default):
-    if element is None or element.get(key) is None:
-        return default
-    try:
-        return float(element.get(key))
-    except ValueError:
-        raise ValueError('bad number {!r} in <{} {}=...>'.format(
-            element.get(key), element.tag, key)) from None
-
-
-def urdf_joints(urdf_xml):
-    """Return the moving (revolute, continuous, prismatic) joints in URDF document order."""
-    joints = []
-    for element in parse_urdf_xml(urdf_xml).findall('joint'):
-        joint_type = element.get('type')
-        if joint_type not in MOVING_JOINT_TYPES:
-            continue
-        limit = element.find('limit')
-        mimic = element.find('mimic')
-        if joint_type == 'continuous':
-            lower, upper = -np.inf, np.inf
-        else:
-            lower = _float_attribute(limit, 'lower', -np.inf)
-            upper = _float_attribute(limit, 'upper', np.inf)
-        effort = _float_attribute(limit, 'effort', np.inf)
-        joints.append(UrdfJoint(
-            element.get('name'), joint_type, effort if effort > 0 else np.inf, lower, upper,
-            None if mimic is None else mimic.get('joint')))
-    return joints
-
-
-def share_directories():
-    """Return folders that hold ROS packages, searched to resolve ``package://`` URIs.
-
-    Order: every prefix of AMENT_PREFIX_PATH (``<prefix>/share``), every ROS_PACKAGE_PATH entry
-    and the ``share`` folder of the cmeel prefix that the example-robot-data wheel installs.
-    """
-    folders = []
-    for prefix in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep):
-        if prefix:
-            folders.append(os.path.join(prefix, 'share'))
-    for entry in os.environ.get('ROS_PACKAGE_PATH', '').split(os.pathsep):
-        if entry:
-            folders.append(entry)
-    folders.append(os.path.join(sysconfig.get_paths()['purelib'], 'cmeel.prefix', 'share'))
-    return [folder for folder in folders if os.path.isdir(folder)]
-
-
-def example_robot_data_dir():
-    """Return the ``robots`` folder of example-robot-data (installed with its PyPI wheel)."""
-    return os.path.join(sysconfig.get_paths()['purelib'], 'cmeel.prefix', 'share',
-                        'example-robot-data', 'robots')
-
-
-def resolve_mesh_path(uri, base_dir=None, share_dirs=None):
-    """Return the absolute path of a mesh URI, or None when no file can be found.
-
-    Handles ``package://pkg/path`` (searched in ``share_dirs``, default
-    :func:`share_directories`), ``file://`` URIs, absolute paths and paths relative to
-    ``base_dir`` (the URDF file's folder).
-    """
-    if not uri:
-        return None
-    if uri.startswith('package://'):
-        package, _, rest = uri[len('package://'):].partition('/')
-        folders = share_directories() if share_dirs is None else share_dirs
-        candidates = [os.path.join(folder, package, rest) for folder in folders]
-    elif uri.startswith('file://'):
-        candidates = [uri[len('file://'):]]
-    elif '://' in uri:
-        return None
-    elif os.path.isabs(uri):
-        candidates = [uri]
-    else:
-        candidates = [os.path.join(base_dir or os.getcwd(), uri)]
-    for candidate in candidates:
-        if os.path.isfile(candidate):
-            return os.path.abspath(candidate)
-    return None
 
 
 def prepare_urdf(urdf_xml, base_dir=None, share_dirs=None):

@@ -16,10 +16,12 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rnea_ros.core.layout import DEFAULT_GRAVITY
 from rnea_ros.sim.mujoco_model import (build_mujoco_model, check_efforts,
-                                       default_initial_positions, Simulation, urdf_joints)
+                                       default_initial_positions, Simulation)
 from rnea_ros.sim.ros_helpers import (declare_parameters, ignore_stop_signals, init_ros,
                                       make_executor, parameter_value, running)
+from rnea_ros.sim.urdf_tools import read_urdf, urdf_joints
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -63,7 +65,7 @@ PARAMETERS = (
      'a command older than this (simulated seconds) is dropped to zero effort'),
     ('clamp_efforts', True, ParameterType.PARAMETER_BOOL,
      'clamp commands to the URDF effort limits'),
-    ('gravity', [0.0, 0.0, -9.81], ParameterType.PARAMETER_DOUBLE_ARRAY,
+    ('gravity', list(DEFAULT_GRAVITY), ParameterType.PARAMETER_DOUBLE_ARRAY,
      'gravity in the world frame (m/s^2)'),
     ('urdf_dynamics', False, ParameterType.PARAMETER_BOOL,
      'keep URDF joint damping and friction (default: zero)'),
@@ -148,8 +150,7 @@ class MujocoSimNode(Node):
         self.description_subscription = None
         urdf = self.param('robot_description')
         if not urdf and self.param('urdf_file'):
-            with open(self.param('urdf_file')) as stream:
-                urdf = stream.read()
+            urdf = read_urdf(self.param('urdf_file'))
         if urdf:
             self.load_robot(urdf, os.path.dirname(os.path.abspath(self.param('urdf_file')))
                             if self.param('urdf_file') else None)

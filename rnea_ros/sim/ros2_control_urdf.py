@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 
-from rnea_ros.sim.mujoco_model import parse_urdf_xml, resolve_mesh_path, urdf_joints
+from rnea_ros.sim.urdf_tools import parse_urdf_xml, read_urdf, resolve_mesh_path, urdf_joints
 
 GZ_SIM = {
     'hardware': 'gz_ros2_control/GazeboSimSystem',
@@ -224,8 +224,7 @@ def main(argv=None):
     """Run the ``add_ros2_control`` command line tool."""
     args = parse_arguments(sys.argv[1:] if argv is None else argv)
     try:
-        with open(args.urdf) as stream:
-            urdf = stream.read()
+        urdf = read_urdf(args.urdf)
         result = add_ros2_control(
             urdf, os.path.abspath(args.controllers) if args.controllers else '',
             parse_initial(args.initial), world=not args.no_world,

@@ -11,8 +11,8 @@ import numpy as np
 
 from rnea_ros.node.launch_helpers import (config_dir, PACKAGE, parse_bool, parse_list,
                                           shipped_urdf_file)
-from rnea_ros.sim.mujoco_model import example_robot_data_dir, urdf_joints
 from rnea_ros.sim.ros2_control_urdf import add_ros2_control, commanded_joints
+from rnea_ros.sim.urdf_tools import example_robot_data_dir, read_urdf, urdf_joints
 
 PANDA_URDF = 'panda_description/urdf/panda.urdf'
 # A non-trivial panda pose: elbow bent, wrist turned, fingers half open.
@@ -31,15 +31,6 @@ def default_urdf_file():
     """Return the panda of example-robot-data when installed, else the shipped arm6."""
     panda = os.path.join(example_robot_data_dir(), PANDA_URDF)
     return panda if os.path.isfile(panda) else shipped_urdf_file()
-
-
-def read_urdf(path):
-    """Return the text of a URDF file (ValueError when it cannot be read)."""
-    try:
-        with open(os.path.expanduser(path), encoding='utf-8') as stream:
-            return stream.read()
-    except OSError as error:
-        raise ValueError('cannot read URDF {}: {}'.format(path, error)) from None
 
 
 def demo_pose(joints):

@@ -18,7 +18,9 @@ import numpy as np
 
 from rnea_ros.core.dynamics import inverse_dynamics
 from rnea_ros.core.payload import model_with_payload, Payload, payload_urdf
-from rnea_ros.sim.mujoco_model import build_mujoco_model, example_robot_data_dir, joint_addresses
+from rnea_ros.core.urdf import read_urdf_file
+from rnea_ros.sim.mujoco_model import build_mujoco_model, joint_addresses
+from rnea_ros.sim.urdf_tools import example_robot_data_dir
 
 UR5 = os.path.join(example_robot_data_dir(), 'ur_description', 'urdf', 'ur5_robot.urdf')
 UR5_HOME = np.array([0.0, -1.2, 1.4, -1.5, -1.5, 0.0])
@@ -82,8 +84,7 @@ def main(argv=None):
     parser.add_argument('--storage', choices=('mcap', 'sqlite3'), default='mcap')
     parser.add_argument('--duration', type=float, default=6.0)
     args = parser.parse_args(argv)
-    with open(UR5, encoding='utf-8') as f:
-        xml = f.read()
+    xml = read_urdf_file(UR5)
     payload, fv, fs = hidden_truth()
     t, names, Q, QD, E = simulate(xml, payload, fv, fs, duration=args.duration, home=UR5_HOME)
     write_joint_states(args.bag, t, names, Q, QD, E, storage=args.storage)

@@ -1,0 +1,95 @@
+"""Compilation options, signatures and table views shared by the numba kernels.
+
+Every kernel module compiles with :data:`OPTS` (helpers with :data:`INLINE`) and cuts the model
+and workspace tables out of their two flat arrays with :func:`model_tables` and
+:func:`workspace_tables`; :func:`check_state` is the input check every kernel runs first.
+"""
+
+import numba
+from numba import types
+from numba.core import options as numba_options
+import numpy as np
+
+from rnea_ros.core.joints import FREE_FLYER
+from rnea_ros.core.layout import (B_N, KIND, NINT, NREAL, STATUS_BAD_Q, STATUS_BAD_QD,
+                                  STATUS_BAD_QDD, STATUS_BAD_QUATERNION, STATUS_LEN_Q,
+                                  STATUS_LEN_QD, STATUS_LEN_QDD, STATUS_OK, W_N)
+
+# Kernels never allocate, so they are compiled without numba's reference-counted runtime (NRT):
+# with it, every array handed to a kernel or a helper costs an atomic increment and decrement,
+# about a third of a small arm's RNEA.  The arrays belong to the Python caller, which holds them
+# for the duration of the call.  ``_nrt`` is numba's own flag (numba.core.options); should a
+# numba release drop it, the kernels compile with the runtime as before, only slower.
+NO_NRT = {'_nrt': False} if hasattr(numba_options.DefaultOptions, '_nrt') else {}
+if tuple(int(x) for x in numba.__version__.split('.')[:2]) < (0, 57):
+    raise ImportError(f'rnea_ros needs numba >= 0.57 (thread ids and chunk sizes of parallel '
+                      f"loops), found {numba.__version__}: pip install 'numba>=0.57'")
+# fastmath 'contract' only: fused multiply-adds (each rounds once, so no less exact; 10 % faster),
+# but no other fast-math liberty, so NaN and Inf still behave (the finiteness checks rely on it).
+# The per-call kernels keep the GIL: they take about a microsecond, and releasing and taking it
+# back would add 40 ns to each call; the batch kernel releases it.
+OPTS = {'cache': True, 'error_model': 'numpy', 'fastmath': {'contract'}, **NO_NRT}
+INLINE = dict(OPTS, forceinline=True)   # helpers: LLVM inlines them into their kernel
+if not hasattr(numba_options.DefaultOptions, 'forceinline'):
+    INLINE = OPTS                        # LLVM's own inlining heuristics
+
+# Explicit signatures: the public wrappers call the kernels with the model's ``kernel_model``,
+# a workspace ``buffer`` and float64 C-contiguous state vectors; anything else raises TypeError
+# (no silent recompilation), which the wrappers answer by converting and checking the inputs.
+VEC = types.Array(types.float64, 1, 'C')
+MAT = types.Array(types.float64, 2, 'C')
+STATUS_MATRIX = types.Array(types.int64, 2, 'C')
+
+
+@numba.njit(**INLINE)
+def model_tables(model):
+    """Return the views (ints, reals) of RobotModel.kernel_model: reals, then ints (bit copies)."""
+    nb = model.shape[0] // (NREAL + NINT)
+    reals = model[:nb * NREAL].reshape((nb, NREAL))
+    ints = model[nb * NREAL:].view(np.int64).reshape((nb, NINT))
+    return ints, reals
+
+
+@numba.njit(**INLINE)
+def workspace_tables(buffer, nb):
+    """Return the views (ws, wa) of a Workspace.buffer: RNEA rows, then ABA rows."""
+    ws = buffer[:(nb + 1) * W_N].reshape((nb + 1, W_N))
+    wa = buffer[(nb + 1) * W_N:(nb + 1) * W_N + (nb + 2) * B_N].reshape((nb + 2, B_N))
+    return ws, wa
+
+
+@numba.njit(**INLINE)
+def all_finite(x):
+    """Return True when every entry of the vector x is finite."""
+    for i in range(x.shape[0]):
+        if not np.isfinite(x[i]):
+            return False
+    return True
+
+
+@numba.njit(**INLINE)
+def check_state(ints, q, qd, qdd):
+    """Return a status code for the state: wrong lengths, non-finite entries, bad quaternion.
+
+    A floating-base quaternion must have a norm that is neither ~0 nor so large that its square
+    overflows (it is normalised in the kernels).
+    """
+    nb = ints.shape[0]
+    floating = nb > 0 and ints[0, KIND] == FREE_FLYER
+    if q.shape[0] != nb + (6 if floating else 0):
+        return STATUS_LEN_Q
+    if qd.shape[0] != nb + (5 if floating else 0):
+        return STATUS_LEN_QD
+    if qdd.shape[0] != qd.shape[0]:
+        return STATUS_LEN_QDD
+    if not all_finite(q):
+        return STATUS_BAD_Q
+    if not all_finite(qd):
+        return STATUS_BAD_QD
+    if not all_finite(qdd):
+        return STATUS_BAD_QDD
+    if floating:
+        n2 = q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6]
+        if not (n2 >= 1e-12 and n2 < 1e300):
+            return STATUS_BAD_QUATERNION
+    return STATUS_OK

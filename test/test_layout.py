@@ -1,0 +1,63 @@
+"""The package's layers: what imports what, and one URDF reader for everyone (issue 13)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+from rnea_ros import gravity_torques, RobotModel
+from rnea_ros.core import urdf as core_urdf
+from rnea_ros.node import rnea_node
+from robots import urdf_path
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def imported_after(statement):
+    """Return the rnea_ros modules and whether mujoco is loaded after ``statement`` runs alone."""
+    code = (f'import sys\n{statement}\n'
+            "print(' '.join(m for m in sys.modules if m.startswith('rnea_ros')))\n"
+            "print('mujoco' in sys.modules)\n")
+    out = subprocess.run([sys.executable, '-c', code], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout.split('\n')
+    return out[0].split(), out[1] == 'True'
+
+
+def test_the_core_imports_no_upper_layer():
+    """Importing the library (rnea_ros, rnea_ros.core) loads no node, sim, analysis or khalil."""
+    modules, mujoco = imported_after('import rnea_ros, rnea_ros.core.payload')
+    assert modules and all(m == 'rnea_ros' or m.startswith('rnea_ros.core') for m in modules), \
+        modules
+    assert not mujoco
+
+
+def test_launch_helpers_and_ros2_control_do_not_need_mujoco():
+    """gazebo.launch.py's helpers and add_ros2_control run where MuJoCo is not installed."""
+    modules, mujoco = imported_after('import rnea_ros.sim.sim_launch, '
+                                     'rnea_ros.sim.ros2_control_urdf')
+    assert 'rnea_ros.sim.sim_launch' in modules
+    assert not mujoco
+
+
+def test_the_node_reads_and_parses_a_description_once(monkeypatch):
+    """load_model with friction and a payload parses the URDF once (it used to parse 3 times)."""
+    calls = []
+    parse = core_urdf.parse_urdf
+
+    def counting_parse(xml):
+        calls.append(len(xml))
+        return parse(xml)
+
+    monkeypatch.setattr(rnea_node, 'parse_urdf', counting_parse, raising=False)
+    monkeypatch.setattr(core_urdf, 'parse_urdf', counting_parse)
+    cfg = {'floating_base': False, 'use_urdf_friction': False, 'friction_joints': [],
+           'command_joints': [], 'friction_viscous': [0.5], 'friction_coulomb': [],
+           'armature': [0.1], 'payload_link': 'panda_link7', 'payload_mass': 1.5,
+           'payload_com': [0.0, 0.0, 0.1], 'payload_inertia': [0.01, 0.01, 0.01, 0, 0, 0]}
+    model = rnea_node.load_model('file ' + urdf_path('panda'), urdf_path('panda'), cfg)
+    assert len(calls) == 1
+    plain = RobotModel.from_urdf_file(urdf_path('panda'))
+    q = np.linspace(-1.0, 1.0, plain.nq)
+    assert np.all(model.armature == 0.1) and np.all(model.friction_viscous == 0.5)
+    assert abs(model.total_mass - plain.total_mass - 1.5) < 1e-12
+    assert not np.allclose(gravity_torques(model, q), gravity_torques(plain, q))
