@@ -32,14 +32,16 @@ lint: venv
 	$(BIN)/python -m pytest -q test/test_flake8.py test/test_pep257.py
 
 test: venv
-	$(BIN)/python -m pytest -q test
+	$(BIN)/python -m pytest -q -rs test
 
 demo: venv
 	$(BIN)/python -m rnea_ros.sim.demo --out out/demo
 
 bench: venv
 	$(BIN)/python benchmarks/bench_inverse_dynamics.py
-	$(BIN)/python benchmarks/bench_node.py
+	$(BIN)/python benchmarks/bench_inverse_dynamics.py --threads 1 --robots ur5
+	$(BIN)/python benchmarks/bench_call_overhead.py
+	$(BIN)/python benchmarks/bench_node.py --compare
 
 clean:
 	rm -rf $(VENV) build install log out .pytest_cache

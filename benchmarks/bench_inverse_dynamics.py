@@ -1,13 +1,19 @@
 """Benchmark: rnea_ros inverse dynamics against Pinocchio's rnea, both called from Python.
 
 For each robot (panda, ur5, talos_reduced) with a fixed and a floating base, times per call
-``inverse_dynamics`` and ``pinocchio.rnea`` (interleaved, median of many repeats of a block of
-calls on random states), ``inverse_dynamics_batch`` per sample on the same states (``--calls``
-rows) and on ten times as many rows, and ``forward_dynamics`` against ``pinocchio.aba``; prints
-a table and ratios.  The batches run between the per-call blocks, so numba's worker threads have
-usually gone to sleep and each batch pays their wake-up (about 0.3 ms on the 2-core VM measured):
-the small batch shows that cost, the large one the throughput.
-Usage: python benchmarks/bench_inverse_dynamics.py [--repeats 31] [--calls 2000]
+``inverse_dynamics`` and ``pinocchio.rnea`` (interleaved blocks of calls on random states; a
+time is the best block of the repeats, a ratio the median over repeats of the ratio of two
+blocks timed one after the other, so that a shared machine's load drift cancels),
+``inverse_dynamics_batch`` per sample on the same states (``--calls`` rows) and on ten times as
+many rows, and ``forward_dynamics`` against ``pinocchio.aba``; prints a table and ratios.  The
+batches run between the per-call blocks, so numba's worker threads have usually gone to sleep
+and each batch pays their wake-up (``bench_call_overhead.py`` measures it):
+the small batch shows that cost, the large one the throughput.  The batch runs on ``--threads``
+numba threads (default: all cores) while Pinocchio's rnea is one thread: the batch ratios are
+"N-thread batch vs single-thread Pinocchio"; ``--threads 1`` measures the single-thread batch.
+The table is printed in the README's format (``make bench`` prints it as the README shows it).
+Usage: python benchmarks/bench_inverse_dynamics.py [--repeats 31] [--calls 2000] [--threads N]
+       [--robots ur5,panda]
 """
 
 import argparse
@@ -37,7 +43,12 @@ def time_block(fn, args_list):
 
 
 def bench(robot, floating, repeats, calls):
-    """Return the model and median seconds: RNEA ours, Pinocchio, batch/sample, ABA ours, Pin."""
+    """Return the model, best seconds and median paired ratios (see the module doc).
+
+    Times: RNEA ours, Pinocchio, batch/sample (small, large), ABA ours, Pinocchio's aba, each
+    the best of the repeats; ratios: ours/Pinocchio, batches/Pinocchio, ABA ours/Pinocchio's,
+    each the median over repeats of the ratio of blocks timed next to each other.
+    """
     path = urdf_path(robot)
     model = RobotModel.from_urdf_file(path, floating_base=floating)
     oracle = PinocchioOracle(model, path)
@@ -65,7 +76,10 @@ def bench(robot, floating, repeats, calls):
         t0 = time.perf_counter()
         inverse_dynamics_batch(model, BQ, BQD, BQDD)
         t_big.append((time.perf_counter() - t0) / len(big))
-    return model, [statistics.median(t) for t in (t_ours, t_pin, t_batch, t_big, t_fd, t_aba)]
+    times = [min(t) for t in (t_ours, t_pin, t_batch, t_big, t_fd, t_aba)]
+    ratios = [statistics.median(np.array(a) / np.array(b)) for a, b in
+              ((t_ours, t_pin), (t_batch, t_pin), (t_big, t_pin), (t_fd, t_aba))]
+    return model, times, ratios
 
 
 def pin_tau(oracle, tau):
@@ -75,30 +89,44 @@ def pin_tau(oracle, tau):
     return out
 
 
+def us(seconds):
+    """Return a README table cell in microseconds."""
+    return f'{seconds * 1e6:.2f} µs'
+
+
 def main():
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--repeats', type=int, default=31)
     parser.add_argument('--calls', type=int, default=2000)
+    parser.add_argument('--threads', type=int, default=None,
+                        help='numba threads for the batch (default: all cores)')
+    parser.add_argument('--robots', default=','.join(ROBOTS))
     args = parser.parse_args()
     import numba
-    print(f'numba threads: {numba.get_num_threads()}, {args.repeats} repeats x {args.calls} '
-          'calls, median per call (us)')
+    if args.threads:
+        numba.set_num_threads(args.threads)
+    threads = numba.get_num_threads()
+    print(f'numba threads: {threads}, {args.repeats} repeats x {args.calls} calls; times: best '
+          'of the repeats; ratios: median of the per-repeat ratios of neighbouring blocks; '
+          f'batch ratios: {threads}-thread batch vs single-thread Pinocchio')
     n, big = args.calls, 10 * args.calls
-    header = ('| robot | base | nv | rnea_ros per call | Pinocchio per call | ratio | '
-              f'batch of {n} per sample | ratio | batch of {big} per sample | ratio | '
-              'FD (ABA) | Pinocchio aba | ratio |')
-    print(header)
+    vs = f'ratio ({threads}-thread batch vs 1-thread Pinocchio)'
+    print('| robot | base | nv | `inverse_dynamics` | `pinocchio.rnea` | ratio | '
+          f'batch ({n}, {threads} threads) per sample | {vs} | '
+          f'batch ({big}, {threads} threads) per sample | {vs} | '
+          '`forward_dynamics` | `pinocchio.aba` | ratio |')
     print('|' + '---|' * 13)
-    for robot in ROBOTS:
+    for robot in args.robots.split(','):
         for floating in (False, True):
-            model, (ours, pin, batch, batch_big, fd, aba) = bench(robot, floating,
-                                                                  args.repeats, args.calls)
+            model, times, ratios = bench(robot, floating, args.repeats, args.calls)
+            ours, pin, batch, batch_big, fd, aba = times
+            r_call, r_batch, r_big, r_fd = ratios
             print(f'| {robot} | {"floating" if floating else "fixed"} | {model.nv} | '
-                  f'{ours * 1e6:.2f} | {pin * 1e6:.2f} | {ours / pin:.2f}x | '
-                  f'{batch * 1e6:.2f} | {batch / pin:.2f}x | '
-                  f'{batch_big * 1e6:.2f} | {batch_big / pin:.2f}x | '
-                  f'{fd * 1e6:.2f} | {aba * 1e6:.2f} | {fd / aba:.2f}x |')
+                  f'{us(ours)} | {us(pin)} | {r_call:.2f}x | '
+                  f'{us(batch)} | {r_batch:.2f}x | '
+                  f'{us(batch_big)} | {r_big:.2f}x | '
+                  f'{us(fd)} | {us(aba)} | {r_fd:.2f}x |')
 
 
 if __name__ == '__main__':

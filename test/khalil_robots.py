@@ -9,7 +9,8 @@ def random_inertial(rng):
     """Return Khalil's inertial columns of a random physically consistent link."""
     m = rng.uniform(0.5, 3.0)
     A = rng.normal(size=(3, 3))
-    M, MS, J = com_to_khalil(m, rng.normal(size=3) * 0.1, 0.05 * A @ A.T + 0.01 * np.eye(3))
+    S = 0.05 * A @ A.T + 0.01 * np.eye(3)                  # second moment of the mass
+    M, MS, J = com_to_khalil(m, rng.normal(size=3) * 0.1, np.trace(S) * np.eye(3) - S)
     return {'M': M, 'MX': MS[0], 'MY': MS[1], 'MZ': MS[2], 'XX': J[0, 0], 'XY': J[0, 1],
             'XZ': J[0, 2], 'YY': J[1, 1], 'YZ': J[1, 2], 'ZZ': J[2, 2]}
 

@@ -92,7 +92,7 @@ class PinocchioOracle:
         pin, pm = self.pin, self.pm
         forces = [pin.Force.Zero() for _ in range(pm.njoints)]
         for link, w in f_ext.items():
-            frame = pm.frames[pm.getFrameId(link)]
+            frame = pm.frames[pm.getFrameId(link, pin.FrameType.BODY)]
             forces[frame.parentJoint] += frame.placement.act(pin.Force(np.asarray(w, float)))
         return forces
 

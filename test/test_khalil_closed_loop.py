@@ -19,7 +19,7 @@ def parallelogram(L0=0.6, L1=0.25):
          'M': 1.2, 'Ia': 0.02, 'Fv': 0.3},
         {'j': 2, 'a': 1, 'd': L1, 'XX': 0.002, 'XY': 0.009, 'YY': 0.2, 'ZZ': 0.2, 'MX': 0.6,
          'MY': -0.03, 'M': 2.0},
-        {'j': 3, 'a': 0, 'd': L0, 'XX': 0.001, 'YY': 0.05, 'ZZ': 0.052, 'MX': 0.2, 'MY': 0.02,
+        {'j': 3, 'a': 0, 'd': L0, 'XX': 0.001, 'YY': 0.05, 'ZZ': 0.0508, 'MX': 0.2, 'MY': 0.02,
          'M': 1.4},
         {'j': 4, 'a': 2, 'd': L0},                      # cut joint C on the coupler
         {'j': 5, 'a': 3, 'sigma': 2, 'd': L1},          # frame of C fixed on the rocker

@@ -21,8 +21,8 @@ RX90_URDF = """<robot name="rx90_by_hand">
     <inertia ixx="0.30" ixy="0" ixz="0" iyy="0.28" iyz="0" izz="0.12"/></inertial></link>
   <link name="link2"><inertial><origin xyz="0.225 0 0.12"/><mass value="9"/>
     <inertia ixx="0.05" ixy="0" ixz="0.01" iyy="0.40" iyz="0" izz="0.40"/></inertial></link>
-  <link name="link3"><inertial><origin xyz="0 -0.18 0.02"/><mass value="6"/>
-    <inertia ixx="0.20" ixy="0.005" ixz="0" iyy="0.03" iyz="0" izz="0.20"/></inertial></link>
+  <link name="link3"><inertial><origin xyz="0 0.18 0.02"/><mass value="6"/>
+    <inertia ixx="0.20" ixy="-0.005" ixz="0" iyy="0.03" iyz="0" izz="0.20"/></inertial></link>
   <link name="link4"><inertial><origin xyz="0 0 -0.05"/><mass value="2.5"/>
     <inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.01"/></inertial></link>
   <link name="link5"><inertial><origin xyz="0 0 0.02"/><mass value="1.2"/>
@@ -32,15 +32,15 @@ RX90_URDF = """<robot name="rx90_by_hand">
   <joint name="joint1" type="continuous"><parent link="base_link"/><child link="link1"/>
     <origin xyz="0 0 0" rpy="0 0 0"/><axis xyz="0 0 1"/></joint>
   <joint name="joint2" type="continuous"><parent link="link1"/><child link="link2"/>
-    <origin xyz="0 0 0" rpy="-1.5707963267948966 0 0"/><axis xyz="0 0 1"/></joint>
+    <origin xyz="0 0 0" rpy="1.5707963267948966 0 0"/><axis xyz="0 0 1"/></joint>
   <joint name="joint3" type="continuous"><parent link="link2"/><child link="link3"/>
     <origin xyz="0.45 0 0" rpy="0 0 0"/><axis xyz="0 0 1"/></joint>
   <joint name="joint4" type="continuous"><parent link="link3"/><child link="link4"/>
-    <origin xyz="0 -0.45 0" rpy="1.5707963267948966 0 0"/><axis xyz="0 0 1"/></joint>
+    <origin xyz="0 0.45 0" rpy="-1.5707963267948966 0 0"/><axis xyz="0 0 1"/></joint>
   <joint name="joint5" type="continuous"><parent link="link4"/><child link="link5"/>
-    <origin xyz="0 0 0" rpy="-1.5707963267948966 0 0"/><axis xyz="0 0 1"/></joint>
-  <joint name="joint6" type="continuous"><parent link="link5"/><child link="link6"/>
     <origin xyz="0 0 0" rpy="1.5707963267948966 0 0"/><axis xyz="0 0 1"/></joint>
+  <joint name="joint6" type="continuous"><parent link="link5"/><child link="link6"/>
+    <origin xyz="0 0 0" rpy="-1.5707963267948966 0 0"/><axis xyz="0 0 1"/></joint>
 </robot>
 """
 
@@ -91,10 +91,10 @@ def test_random_tree_with_gamma_b_prismatic_and_fixed_frames():
     assert model.joint_types.count('prismatic') == 2
     for _ in range(10):
         q, qd, qdd = rng.normal(size=(3, tree.nq))
-        fe = rng.normal(size=(tree.n, 6))
-        ne = khalil_ne(tree, q, qd, qdd, fe=fe)         # with Ia, Fs, Fv (eq. 31)
+        f_env = rng.normal(size=(tree.n, 6))
+        ne = khalil_ne(tree, q, qd, qdd, f_env=f_env)         # with Ia, Fs, Fv (eq. 31)
         # Khalil's f_e is the wrench of the link ON the environment: the core's f_ext = -f_e
-        f_ext = {table.frames[j].link_name: -fe[j] for j in range(tree.n)}
+        f_ext = {table.frames[j].link_name: -f_env[j] for j in range(tree.n)}
         assert np.allclose(ne, inverse_dynamics(model, q, qd, qdd, f_ext=f_ext), atol=1e-9)
 
 
@@ -209,7 +209,7 @@ def test_closed_loop_csv_with_directives_equals_the_yaml():
     rows = ['j, a, mu, sigma, d, XX, XY, YY, ZZ, MX, MY, M, Ia, Fv, name, link']
     rows += ['1, 0, 1, 0, 0, 0.0001, 0, 0.0134, 0.0135, 0.1, 0, 1.0, 0.001, 0.01, crank, '
              'crank_link',
-             '2, 1, 0, 0, 0.2, 0.001, -0.005, 0.167, 0.17, 0.5, 0.02, 2.0, 0, 0, coupler_joint, '
+             '2, 1, 0, 0, 0.2, 0.001, -0.005, 0.167, 0.168, 0.5, 0.02, 2.0, 0, 0, coupler_joint, '
              'coupler',
              '3, 0, 0, 0, 0.6, 0.0005, 0, 0.08, 0.08, 0.3, 0, 1.5, 0, 0, rocker_joint, rocker',
              '4, 2, 0, 0, 0.5, , , , , , , , , , cut_joint_C,',

@@ -67,6 +67,7 @@ class Harness:
         self.executor.add_node(self.node)
         self.executor.add_node(self.peer)
         self.efforts, self.commands, self.wrenches, self.diagnostics = [], [], {}, []
+        self.delivered = {}
         self._stamp = 0
         peer = self.peer
         self.subs = [peer.create_subscription(JointState, '/rnea/joint_efforts',
@@ -118,10 +119,26 @@ class Harness:
                         and all(s.get_publisher_count() > 0 for s in self.subs[:1]))
         self.spin_until(lambda: all(s.get_publisher_count() > 0 for s in self.subs))
 
-    def publish(self, key, msg):
-        """Publish an input and let the node take it."""
+    def _count_deliveries(self):
+        """Wrap the node's subscription callbacks (new ones too) to count messages per topic."""
+        for sub in self.node.subscriptions:
+            if getattr(sub.callback, 'counted', False):
+                continue
+            topic, callback = sub.topic_name, sub.callback
+
+            def counted(msg, topic=topic, callback=callback):
+                self.delivered[topic] = self.delivered.get(topic, 0) + 1
+                return callback(msg)
+            counted.counted = True
+            sub.callback = counted
+
+    def publish(self, key, msg, timeout=5.0):
+        """Publish an input and spin until the node's callback has taken it (not a fixed wait)."""
+        self._count_deliveries()
+        topic = self.pubs[key].topic_name
+        before = self.delivered.get(topic, 0)
         self.pubs[key].publish(msg)
-        self.spin_for(0.02)
+        self.spin_until(lambda: self.delivered.get(topic, 0) > before, timeout)
 
     def joint_state(self, names, q, qd=(), wait=True):
         """Publish joint states with a fresh stamp; return the answer (or the stamp)."""
@@ -155,6 +172,10 @@ def make(context):
 
     def factory(**params):
         params.setdefault('urdf_file', PANDA)
+        # Inputs stay fresh for 10 s unless a test sets a timeout: a loaded 2-core machine may
+        # take longer than the defaults (0.1 s, 0.5 s) between one input and the next.
+        params.setdefault('desired_timeout', 10.0)
+        params.setdefault('joint_state_timeout', 10.0)
         harness = Harness(context, params)
         harnesses.append(harness)
         harness.wait_connected()
@@ -211,12 +232,12 @@ def test_desired_accelerations_by_trajectory_unnamed_joints_zero(make, panda):
 
 
 def test_stale_desired_accelerations_count_as_zero(make, panda):
-    h = make(mode='inverse_dynamics', desired_timeout=0.05)
+    h = make(mode='inverse_dynamics', desired_timeout=1.0)
     q, qd, qdd = _state(panda, seed=2)
     h.publish('accelerations_array', _array(qdd))
     fresh = h.joint_state(panda.joint_names, q, qd)
     np.testing.assert_allclose(fresh.effort, inverse_dynamics(panda, q, qd, qdd), atol=1e-12)
-    h.spin_for(0.1)
+    h.spin_for(1.1)
     stale = h.joint_state(panda.joint_names, q, qd)
     np.testing.assert_allclose(stale.effort, inverse_dynamics(panda, q, qd, np.zeros(9)),
                                atol=1e-12)
@@ -254,13 +275,28 @@ def test_partial_joint_states_merge_and_the_mimic_follows(make, panda):
     h = make(mode='gravity_compensation')
     q, _, _ = _state(panda, seed=6)
     stamp = h.joint_state(ARM + ['not_in_model'], list(q[:7]) + [9.0], wait=False)
-    h.spin_for(0.1)
-    assert h.answer(stamp) is None                  # the finger has no position yet
-    out = h.joint_state(['panda_finger_joint1'], [q[7]])
+    out = h.joint_state(['panda_finger_joint1'], [q[7]])   # waits for this later answer
+    assert h.answer(stamp) is None                  # the finger had no position yet
     np.testing.assert_allclose(out.position, q)      # finger 2 = finger 1 (mimic)
     np.testing.assert_allclose(out.effort, inverse_dynamics(panda, q, np.zeros(9), np.zeros(9)),
                                atol=1e-12)
     assert h.node._rt.joints.unknown == {'not_in_model'}
+
+
+def test_two_mimic_joints_with_offsets_follow_their_own_drivers(make, tmp_path):
+    """UR5 with two mimics of different multipliers and offsets: only drivers are published."""
+    from test_mimic import DRIVERS, expand, mimic_urdf
+    path = tmp_path / 'ur5_mimic.urdf'
+    path.write_text(mimic_urdf())
+    model = RobotModel.from_urdf_file(str(path))
+    h = make(urdf_file=str(path), mode='gravity_coriolis')
+    q_d, qd_d = [0.3, -0.8, 1.1, 0.2], [0.5, -1.5, 2.0, 0.7]
+    out = h.joint_state(DRIVERS, q_d, qd_d)
+    q, qd, _ = expand(model, q_d, qd_d, np.zeros(4))
+    np.testing.assert_allclose(out.position, q, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(out.velocity, qd, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(out.effort, inverse_dynamics(model, q, qd, np.zeros(6)),
+                               rtol=0, atol=1e-12)
 
 
 def test_nan_joint_state_is_rejected_and_nothing_published(make, panda):
@@ -379,9 +415,10 @@ def test_enable_service_disable_sends_zero_and_stops_commands(make, panda):
     assert future.result().success and h.node.get_parameter('enabled').value is False
     h.spin_until(lambda: not any(h.commands[-1].data))
     count = len(h.commands)
+    h.joint_state(panda.joint_names, q)              # the efforts answer arrives ...
     h.joint_state(panda.joint_names, q)
-    h.spin_for(0.05)
-    assert len(h.commands) == count                  # disabled: efforts, but no commands
+    h.spin_for(0.5)
+    assert len(h.commands) == count                  # ... but no command while disabled
     future = client.call_async(SetBool.Request(data=True))
     h.spin_until(future.done)
     h.joint_state(panda.joint_names, q)
@@ -410,9 +447,8 @@ def test_rate_mode_publishes_on_a_timer_with_the_input_stamp(make, panda):
     h = make(mode='gravity_compensation', rate=200.0)
     q, _, _ = _state(panda, seed=14)
     stamp = h.joint_state(panda.joint_names, q, wait=False)
-    h.spin_for(0.2)
-    answers = [m for m in h.efforts if m.header.stamp.nanosec == stamp]
-    assert len(answers) >= 5
+    h.spin_until(lambda: sum(m.header.stamp.nanosec == stamp for m in h.efforts) >= 5)
+    assert all(m.header.stamp.nanosec == stamp for m in h.efforts)   # the timer repeats it
 
 
 def test_floating_base_publishes_joint_efforts_and_base_wrench(make):
@@ -431,6 +467,39 @@ def test_floating_base_publishes_joint_efforts_and_base_wrench(make):
     h.spin_until(lambda: base)
     f, t = base[-1].wrench.force, base[-1].wrench.torque
     np.testing.assert_allclose([f.x, f.y, f.z, t.x, t.y, t.z], tau[:6], atol=1e-9)
+
+
+def test_floating_base_in_motion_base_wrench_matches_the_core(make):
+    """Joints moving and accelerating, a wrench on the hand: efforts and base wrench = core."""
+    model = RobotModel.from_urdf_file(PANDA, floating_base=True)
+    h = make(mode='inverse_dynamics', floating_base=True, clamp_efforts=False)
+    base = []
+    h.subs.append(h.peer.create_subscription(WrenchStamped, '/rnea/base_wrench',
+                                             base.append, 10))
+    h.wait_connected()
+    joints = RobotModel.from_urdf_file(PANDA)
+    wrench = WrenchStamped()
+    wrench.header.frame_id = 'panda_hand'
+    wrench.wrench.force.x, wrench.wrench.torque.z = 15.0, -2.0
+    h.publish('wrench', wrench)
+    for seed in (40, 41):
+        q_j, qd_j, qdd_j = _state(joints, seed=seed)
+        qd_j *= 3.0                                 # fast: Coriolis terms on the base matter
+        h.publish('accelerations_array', _array(qdd_j))
+        out = h.joint_state(model.joint_names, q_j, qd_j)
+        q = np.concatenate([np.zeros(6), [1.0], q_j])
+        qd, qdd = np.r_[np.zeros(6), qd_j], np.r_[np.zeros(6), qdd_j]
+        tau = inverse_dynamics(model, q, qd, qdd,
+                               f_ext={'panda_hand': [15.0, 0, 0, 0, 0, -2.0]})
+        np.testing.assert_allclose(out.effort, tau[6:], rtol=1e-12, atol=1e-12)
+        h.spin_until(lambda: any(m.header.stamp == out.header.stamp for m in base))
+        msg = next(m for m in base if m.header.stamp == out.header.stamp)
+        assert msg.header.frame_id == model.root_link
+        f, t = msg.wrench.force, msg.wrench.torque
+        np.testing.assert_allclose([f.x, f.y, f.z, t.x, t.y, t.z], tau[:6], rtol=1e-12,
+                                   atol=1e-9)
+        at_rest = inverse_dynamics(model, q, np.zeros(model.nv), np.zeros(model.nv))
+        assert np.abs(tau[:6] - at_rest[:6]).max() > 1.0   # motion changes the base wrench
 
 
 # -- parameters -------------------------------------------------------------------------------

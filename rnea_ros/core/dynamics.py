@@ -45,7 +45,10 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, base_accelerat
     ``gravity`` defaults to (0, 0, -9.81) m/s^2 in the root (world) frame.  For a fixed-base
     model, ``base_acceleration`` [linear, angular] (world frame) is the acceleration of a
     moving base (ship, mobile platform), applied as a_0 = a_base - a_g (RBDA §5.3).  Inputs so
-    large that the result overflows raise ValueError.
+    large that the result overflows raise ValueError.  ``f_ext`` = {link: [fx, fy, fz, tx, ty,
+    tz]} are wrenches *of the environment on* the links, in each link's frame about its origin
+    (the opposite of the wrenches ``f_env`` of the links on the environment that
+    :mod:`rnea_ros.khalil` takes).
     """
     # The common call (float64 arrays, no options) never gets here: the fast path of the
     # decorator runs the kernel directly (the hot path of the node and of control loops).

@@ -17,12 +17,14 @@ and :meth:`ClosedLoopRobot.direct_dynamics` the accelerations qdd_a = A_c^-1 (Ga
 """
 
 from dataclasses import dataclass
+import warnings
 
 import numpy as np
 
 from rnea_ros.core.dynamics import inverse_dynamics as core_inverse_dynamics
+from rnea_ros.core.model import RobotModel
 from rnea_ros.khalil.kinematics import frame_jacobian, frame_kinematics, poses
-from rnea_ros.khalil.mdh import model_from_mdh
+from rnea_ros.khalil.mdh import MDHTable, model_from_mdh
 from rnea_ros.khalil.newton_euler import KhalilTree
 
 
@@ -48,8 +50,20 @@ def _orientation_error(R1, R2):
 class ClosedLoopRobot:
     """A closed-loop robot given by an MDH table with cut joints (Khalil 2010 §2.2 and §4)."""
 
-    def __init__(self, table, model=None, tol=1e-12, max_iter=50):
-        """Prepare the tree (core RobotModel) and the loop frames of ``table``."""
+    def __init__(self, table, model=None, tol=1e-12, max_iter=50, assembly=None):
+        """Prepare the tree (core RobotModel) and the loop frames of ``table``.
+
+        A closed loop has several assembly modes (branches) for the same q_a: ``assembly``
+        ([q_tr] or [q_tr, q_c], near the wanted branch) is where the first loop closure starts,
+        after which each closure starts from the last solution.  Without ``assembly`` and without
+        a ``guess`` at the first call, the closure starts from q = 0 and a RuntimeWarning names
+        the branch it found: choose it explicitly.
+        """
+        if not isinstance(table, MDHTable):
+            raise TypeError(f'table must be an MDHTable (load_mdh), got {type(table).__name__}')
+        if model is not None and not isinstance(model, RobotModel):
+            raise TypeError('model must be a RobotModel (rnea_ros.khalil.model_from_mdh(table)), '
+                            f'got {type(model).__name__}')
         if table.B < 1:
             raise ValueError(f"MDH table '{table.name}' has no cut joint (NJ = NL)")
         self.table = table
@@ -68,6 +82,9 @@ class ClosedLoopRobot:
         self.aligned = [table.NJ + b for b in range(table.B)]  # 0-based frames k + B
         self.tol, self.max_iter = tol, max_iter
         self._last = np.zeros(n_ext)
+        self._branch_chosen = assembly is not None
+        if assembly is not None:
+            self._last = self._guess(assembly)
 
     # -- geometry (eq. 3) and kinematic constraints (eq. 4) ---------------------------------------
 
@@ -91,6 +108,8 @@ class ClosedLoopRobot:
         """
         q_a = self._vector(q_a, self.N, 'q_a')
         x = self._last.copy() if guess is None else self._guess(guess)
+        warn = guess is None and not self._branch_chosen
+        self._branch_chosen = True
         x[self.active] = q_a
         for _ in range(self.max_iter):
             e = self.residual(x)
@@ -102,6 +121,11 @@ class ClosedLoopRobot:
             raise ValueError(f"loop closure of '{self.table.name}' did not converge for "
                              f'q_a = {q_a.tolist()} (unreachable or singular configuration)')
         self._last = x.copy()
+        if warn:
+            warnings.warn(f"'{self.table.name}': no assembly mode chosen, the loop closure "
+                          f'started from q = 0 and found q_tr = {np.round(x[:self.n_tr], 4)}; '
+                          'pass assembly= (ClosedLoopRobot) or guess= to choose the branch',
+                          RuntimeWarning, stacklevel=3)
         return x
 
     def kinematics(self, q_a, qd_a, qdd_a, guess=None):

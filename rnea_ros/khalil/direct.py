@@ -42,13 +42,14 @@ def spatial_inertia(M, MS, J):
     return out
 
 
-def hybrid_dynamics(tree, q, qd, Gamma, qdd, torque_known, gravity=None, fe=None):
+def hybrid_dynamics(tree, q, qd, Gamma, qdd, torque_known, gravity=None, f_env=None):
     """Return (qdd, Gamma, f) when joint j has a known torque (mask True) or acceleration.
 
     For torque-known joints ``Gamma[j]`` is used (tau_j = Gamma_j - Fs sign - Fv qd, eq. 44) and
     ``qdd[j]`` is computed (41); for the others ``qdd[j]`` is used and ``Gamma[j]`` computed (82,
     with friction as in eq. 31).  ``f`` is the (n frames, 6) array of wrenches [f; m] of a(j) on
-    link j in frame j (42).  ``fe`` are Khalil's wrenches of the links on the environment.
+    link j in frame j (42).  ``f_env`` are Khalil's wrenches *of the links on the environment*
+    (eq. 25), the opposite of the core's ``f_ext`` (environment on the link): f_env = -f_ext.
     """
     tree = as_tree(tree)
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
@@ -62,7 +63,7 @@ def hybrid_dynamics(tree, q, qd, Gamma, qdd, torque_known, gravity=None, fe=None
         if not np.all(np.isfinite(x)):
             raise ValueError(f'{name} must be finite')
     g = np.asarray(_DEFAULT_G if gravity is None else gravity, dtype=float).reshape(3)
-    friction = tree.Fs * np.sign(qd) + tree.Fv * qd
+    friction = tree.friction(qd)
     n = tree.n
     T = np.zeros((n, 6, 6))
     gam, beta, a6 = np.zeros((n, 6)), np.zeros((n, 6)), np.zeros((n, 6))
@@ -88,8 +89,8 @@ def hybrid_dynamics(tree, q, qd, Gamma, qdd, torque_known, gravity=None, fe=None
         MS, J = tree.MS[j], tree.J[j]
         beta[j, :3] = -cross3(w[j], cross3(w[j], MS))
         beta[j, 3:] = -cross3(w[j], J @ w[j])
-        if fe is not None:
-            beta[j] -= np.asarray(fe[j], dtype=float)
+        if f_env is not None:
+            beta[j] -= np.asarray(f_env[j], dtype=float)
         Jst[j] = spatial_inertia(tree.M[j], MS, J)
     # (ii) backward recursion: H_j, K_j, alpha_j (36-38 or 75-76), J*_i, beta*_i (39-40)
     H, Kmat, alpha = np.ones(n), np.zeros((n, 6, 6)), np.zeros((n, 6))
@@ -130,9 +131,9 @@ def hybrid_dynamics(tree, q, qd, Gamma, qdd, torque_known, gravity=None, fe=None
     return qdd, Gamma, f
 
 
-def direct_dynamics(tree, q, qd, Gamma, gravity=None, fe=None):
+def direct_dynamics(tree, q, qd, Gamma, gravity=None, f_env=None):
     """Return qdd of the direct dynamic model by recursive NE (Khalil 2010 §3.3.2)."""
     tree = as_tree(tree)
     nq = tree.nq
     return hybrid_dynamics(tree, q, qd, Gamma, np.zeros(nq), np.ones(nq, dtype=bool),
-                           gravity=gravity, fe=fe)[0]
+                           gravity=gravity, f_env=f_env)[0]

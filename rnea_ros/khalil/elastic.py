@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from rnea_ros.core.layout import COULOMB_BAND
 from rnea_ros.khalil.direct import hybrid_dynamics
 from rnea_ros.khalil.mdh import MDHFrame
 from rnea_ros.khalil.newton_euler import as_tree, KhalilTree, newton_euler_jets
@@ -51,7 +52,7 @@ def elastic_torques(tree, q, elastic=None, q0=None):
 
 
 def elastic_inverse_dynamics(tree, q, qd, qdd_rigid, elastic=None, q0=None, gravity=None,
-                             fe=None):
+                             f_env=None):
     """Return (qdd, Gamma) of a tree with elastic joints by the recursive NE of §6.3.
 
     ``qdd_rigid`` gives the accelerations of the rigid joints (entries of elastic joints are
@@ -64,17 +65,17 @@ def elastic_inverse_dynamics(tree, q, qd, qdd_rigid, elastic=None, q0=None, grav
     m = _mask(tree, elastic)
     Gamma = elastic_torques(tree, q, m, q0)
     qdd = np.where(m, 0.0, np.asarray(qdd_rigid, dtype=float))
-    qdd, Gamma, _ = hybrid_dynamics(tree, q, qd, Gamma, qdd, m, gravity=gravity, fe=fe)
+    qdd, Gamma, _ = hybrid_dynamics(tree, q, qd, Gamma, qdd, m, gravity=gravity, f_env=f_env)
     return qdd, Gamma
 
 
-def elastic_direct_dynamics(tree, q, qd, Gamma, elastic=None, q0=None, gravity=None, fe=None):
+def elastic_direct_dynamics(tree, q, qd, Gamma, elastic=None, q0=None, gravity=None, f_env=None):
     """Return qdd of a tree with elastic joints (§6.2): direct model with Gamma_j = -K Delta q."""
     tree = as_tree(tree)
     m = _mask(tree, elastic)
     G = np.where(m, elastic_torques(tree, q, m, q0), np.asarray(Gamma, dtype=float))
     return hybrid_dynamics(tree, q, qd, G, np.zeros(tree.nq), np.ones(tree.nq, dtype=bool),
-                           gravity=gravity, fe=fe)[0]
+                           gravity=gravity, f_env=f_env)[0]
 
 
 # -- flexible-joint robots: from the link trajectory to the motors ------------------------------
@@ -136,12 +137,15 @@ class FlexibleJointMotion:
 class FlexibleJointRobot:
     """A tree whose joints with K_j > 0 are flexible (motor - spring - link), see module doc."""
 
-    def __init__(self, table):
-        """Build the link-side tree (flexible joints without rotor and friction terms)."""
+    def __init__(self, table, coulomb_band=COULOMB_BAND):
+        """Build the link-side tree (flexible joints without rotor and friction terms).
+
+        The motor's Coulomb friction uses the core's sign, linear inside |dtheta| < band.
+        """
         link_frames = [replace(f, Ia=0.0, Fs=0.0, Fv=0.0) if f.K > 0.0 else f
                        for f in table.tree_frames]
         self.table = table
-        self.tree = KhalilTree(table)
+        self.tree = KhalilTree(table, coulomb_band=coulomb_band)
         self.link_tree = KhalilTree(table.with_frames(link_frames + list(table.frames[table.NL:])))
         self.flexible = self.tree.K > 0.0
         self.Kinv = np.where(self.flexible, 1.0 / np.where(self.flexible, self.tree.K, 1.0), 0.0)
@@ -152,7 +156,7 @@ class FlexibleJointRobot:
         tau = newton_euler_jets(self.link_tree, D, gravity=gravity)   # tau_l, tau_l', tau_l''
         theta, dtheta, ddtheta = (D[k] + self.Kinv * tau[k] for k in range(3))
         t = self.tree
-        motor = t.Ia * ddtheta + t.Fs * np.sign(dtheta) + t.Fv * dtheta + tau[0]
+        motor = t.Ia * ddtheta + t.friction(dtheta) + tau[0]
         return FlexibleJointMotion(theta, dtheta, ddtheta, np.where(self.flexible, motor, tau[0]),
                                    tau[0])
 

@@ -248,6 +248,10 @@ def _check_table(table):
                 raise ValueError(f'{where}: {key} is not finite')
         if f.M < 0.0 or f.Ia < 0.0 or f.K < 0.0:
             raise ValueError(f'{where}: M, Ia and K must not be negative')
+        for key in ('gamma', 'alpha', 'theta'):
+            if abs(getattr(f, key)) > 2.0 * math.pi + 1e-9:
+                raise ValueError(f'{where}: {key} = {getattr(f, key):g} is not an angle in '
+                                 'radians (|angle| <= 2 pi); write degrees as e.g. pi/2')
         if idx <= table.NL:
             if not 0 <= f.a < idx:
                 raise ValueError(f'{where}: antecedent a(j)={f.a} must be in 0..{idx - 1}')
@@ -471,16 +475,24 @@ def mdh_to_specs(table):
 
 
 def _com_inertia(f):
-    """Return (mass, com, inertia about the COM) of frame f, or a clear ValueError."""
+    """Return (mass, com, inertia about the COM) of frame f, or a clear ValueError.
+
+    Physically consistent: the inertia about the centre of mass, J - M (c.c I - c c^T) with
+    c = MS / M, has principal moments >= 0 that satisfy the triangle inequality
+    I1 <= I2 + I3 (a body's mass distribution cannot give anything else).
+    """
+    where = f'MDH frame {f.j}'
     try:
         mass, com, Ic = khalil_to_com(*f.inertia_about_origin())
     except ValueError as e:
-        raise ValueError(f'MDH frame {f.j}: {e}') from None
+        raise ValueError(f'{where}: {e}') from None
     eig = np.linalg.eigvalsh(Ic)
-    if eig.min() < -1e-9 * max(1.0, np.abs(Ic).max()):
-        raise ValueError(f'MDH frame {f.j}: the inertial parameters are not physically '
-                         'consistent: the inertia about the centre of mass, J - M (c.c I - c c^T)'
-                         f' with c = MS / M, has eigenvalues {eig.tolist()}')
+    tol = 1e-9 * max(1.0, np.abs(Ic).max())
+    if eig.min() < -tol or eig[2] > eig[0] + eig[1] + tol:
+        raise ValueError(f'{where}: the inertial parameters are not physically consistent: the '
+                         'inertia about the centre of mass, J - M (c.c I - c c^T) with c = MS / M,'
+                         f' has principal moments {eig.tolist()}; they must be >= 0 and the '
+                         'largest at most the sum of the other two (triangle inequality)')
     return mass, com, Ic
 
 
@@ -570,15 +582,22 @@ def _rpy(R):
 
 
 def main(argv=None):
-    """Print the URDF of an MDH table: ``python -m rnea_ros.khalil table.yaml|table.csv``."""
+    """Print the URDF of an MDH table: ``python -m rnea_ros.khalil table.yaml|table.csv``.
+
+    A name that is not a file but a table shipped in ``rnea_ros/khalil/data`` (rx90.yaml,
+    rx90.csv, fourbar.yaml, rpr3.yaml) is read from there.
+    """
     import sys
     args = sys.argv[1:] if argv is None else list(argv)
     if len(args) != 1:
         print('usage: python -m rnea_ros.khalil TABLE.yaml|TABLE.csv  (prints URDF)',
               file=sys.stderr)
         return 2
+    path = args[0]
+    if not os.path.exists(path) and os.path.isfile(data_path(os.path.basename(path))):
+        path = data_path(os.path.basename(path))           # a shipped table: rx90.yaml, ...
     try:
-        sys.stdout.write(mdh_to_urdf(load_mdh(args[0])))
+        sys.stdout.write(mdh_to_urdf(load_mdh(path)))
     except ValueError as e:
         print(f'error: {e}', file=sys.stderr)
         return 1

@@ -14,16 +14,25 @@ inverse model with qdd = u_i, qd = 0, g = 0).
 from math import comb
 
 import numpy as np
-from rnea_ros.core.layout import DEFAULT_GRAVITY as _DEFAULT_G
+
+from rnea_ros.core.dynamics import coulomb_sign
+from rnea_ros.core.layout import COULOMB_BAND, DEFAULT_GRAVITY as _DEFAULT_G
 
 
 class KhalilTree:
     """The arrays of an MDH table used by the recursions (frames in table order)."""
 
-    def __init__(self, table, with_loops=False):
-        """Collect frames 1..NL (and the cut/aligned frames if ``with_loops``)."""
+    def __init__(self, table, with_loops=False, coulomb_band=COULOMB_BAND):
+        """Collect frames 1..NL (and the cut/aligned frames if ``with_loops``).
+
+        ``coulomb_band``: sign(qd) of the Coulomb friction Fs is linear inside |qd| < band, as
+        in the core (:func:`rnea_ros.core.dynamics.coulomb_sign`), in every algorithm here.
+        """
+        if not coulomb_band > 0.0:
+            raise ValueError(f'coulomb_band must be positive, got {coulomb_band}')
         frames = table.frames if with_loops else table.tree_frames
         self.table = table
+        self.coulomb_band = float(coulomb_band)
         self.n = len(frames)
         self.parent = np.array([f.a - 1 for f in frames], dtype=int)
         self.sigma = np.array([f.sigma for f in frames], dtype=int)
@@ -43,6 +52,10 @@ class KhalilTree:
         self.Fv = np.array([f.Fv for f in q_frames])
         self.K = np.array([f.K for f in q_frames])
         self.names = tuple(f.joint_name for f in q_frames)
+
+    def friction(self, qd):
+        """Return Fs sign(qd) + Fv qd (eq. 31) with the core's banded sign."""
+        return self.Fs * coulomb_sign(qd, self.coulomb_band) + self.Fv * qd
 
     def children(self, j):
         """Return the frames k with a(k) = j (j is 0-based, -1 for the base)."""
@@ -142,22 +155,29 @@ def _local_transform_jet(tree, j, qj):
 
 
 def _check_state(tree, x, what, rows):
-    x = np.asarray(x, dtype=float)
-    if x.shape != (rows, tree.nq):
-        raise ValueError(f'{what} has shape {x.shape}, expected {(rows, tree.nq)} '
+    """Return x as floats of shape (rows, nq), or (nq,) if rows is None; else ValueError."""
+    try:
+        x = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f'{what} must be numbers ({tree.nq} per row)') from None
+    shape = (tree.nq,) if rows is None else (rows, tree.nq)
+    if x.shape != shape:
+        raise ValueError(f'{what} has shape {x.shape}, expected {shape} '
                          f'({tree.nq} joints: {list(tree.names)})')
     if not np.all(np.isfinite(x)):
         raise ValueError(f'{what} must be finite')
     return x
 
 
-def newton_euler_jets(tree, derivatives, gravity=None, fe=None, friction=True):
+def newton_euler_jets(tree, derivatives, gravity=None, f_env=None, friction=True):
     """Return the jet of the joint torques Gamma along a trajectory (eqs. 13-31).
 
     ``derivatives`` is a (K + 3, nq) array [q, dq, d2q, ..., d^(K+2) q] of the joint trajectory
     at one instant; the result is the (K + 1, nq) array [Gamma, dGamma/dt, ..., d^K Gamma/dt^K].
-    ``fe`` is an optional (n frames, 6) array of Khalil's external wrenches f_ej = [f; m]
-    *of link j on the environment*, in frame j about O_j (eq. 25), held constant in time.
+    ``f_env`` is an optional (n frames, 6) array of Khalil's external wrenches f_ej = [f; m]
+    *of link j on the environment*, in frame j about O_j (eq. 25), held constant in time.  This
+    is the opposite of the core's ``inverse_dynamics(f_ext=)``, the wrench *of the environment
+    on the link*: f_env = -f_ext (hence the different name).
     """
     tree = as_tree(tree)
     D = np.asarray(derivatives, dtype=float)
@@ -203,9 +223,9 @@ def newton_euler_jets(tree, derivatives, gravity=None, fe=None, friction=True):
         Jw = np.einsum('ab,mb->ma', J, w[j])
         m[j] = (np.einsum('ab,mb->ma', J, wd[j]) + _cross(w[j], Jw)
                 + cross3(MS, vd[j]))                                 # (23)
-        if fe is not None:
-            f[j][0] += np.asarray(fe[j][:3], dtype=float)            # (26)
-            m[j][0] += np.asarray(fe[j][3:], dtype=float)            # (27)
+        if f_env is not None:
+            f[j][0] += np.asarray(f_env[j][:3], dtype=float)            # (26)
+            m[j][0] += np.asarray(f_env[j][3:], dtype=float)            # (27)
     Gamma = np.zeros((order + 1, tree.nq))
     for j in range(n - 1, -1, -1):
         k = tree.qindex[j]
@@ -218,19 +238,28 @@ def newton_euler_jets(tree, derivatives, gravity=None, fe=None, friction=True):
             m[i] += _mv(R[j], m[j]) + _cross(P[j], fi)               # (30)
     Gamma += tree.Ia * qdd                                           # (31): Ia qdd
     if friction:
-        Gamma[0] += tree.Fs * np.sign(qd[0])                         # Fs sign(qd), piecewise
-        Gamma += tree.Fv * qd                                        # constant in time
+        Gamma[0] += tree.friction(qd[0])                             # Fs sign(qd) + Fv qd
+        Gamma[1:] += tree.Fv * qd[1:]
+        band = np.abs(qd[0]) < tree.coulomb_band                     # sign(qd) = qd / band
+        Gamma[1:, band] += (tree.Fs / tree.coulomb_band)[band] * qd[1:, band]
     return Gamma
 
 
-def newton_euler(tree, q, qd, qdd, gravity=None, fe=None, friction=True):
-    """Return Gamma = NE(q, qd, qdd, fe) (eq. 12), rotor inertia and friction included (31)."""
+def newton_euler(tree, q, qd, qdd, gravity=None, f_env=None, friction=True):
+    """Return Gamma = NE(q, qd, qdd, f_e) (eq. 12), rotor inertia and friction included (31).
+
+    ``f_env``: (n frames, 6) wrenches *of the links on the environment* (Khalil's f_ej, eq. 25),
+    in frame j about O_j; the core's ``f_ext`` is the opposite (environment on the link).
+    """
+    tree = as_tree(tree)
+    q, qd, qdd = (_check_state(tree, x, name, None) for x, name in
+                  ((q, 'q'), (qd, 'qd'), (qdd, 'qdd')))
     D = np.array([q, qd, qdd], dtype=float)
-    return newton_euler_jets(tree, D, gravity=gravity, fe=fe, friction=friction)[0]
+    return newton_euler_jets(tree, D, gravity=gravity, f_env=f_env, friction=friction)[0]
 
 
 def inertia_matrix(tree, q):
-    """Return A(q) column by column: NE with qdd = u_i, qd = 0, g = 0, fe = 0 (Khalil 2010 §3.3.1).
+    """Return A(q) by columns: NE with qdd = u_i, qd = 0, g = 0, f_e = 0 (Khalil 2010 §3.3.1).
 
     A includes the rotor inertias Ia on its diagonal (eq. 31).
     """
@@ -245,8 +274,8 @@ def inertia_matrix(tree, q):
     return 0.5 * (A + A.T)
 
 
-def bias_vector(tree, q, qd, gravity=None, fe=None, friction=True):
+def bias_vector(tree, q, qd, gravity=None, f_env=None, friction=True):
     """Return H(q, qd) of eq. (7): Gamma at qdd = 0 (Coriolis, centrifugal, gravity, friction)."""
     tree = as_tree(tree)
-    return newton_euler(tree, q, qd, np.zeros(tree.nq), gravity=gravity, fe=fe,
+    return newton_euler(tree, q, qd, np.zeros(tree.nq), gravity=gravity, f_env=f_env,
                         friction=friction)

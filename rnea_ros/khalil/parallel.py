@@ -133,20 +133,21 @@ class ParallelRobot:
             raise ValueError('the parallel robot is in a singular configuration')
         return self.dof @ np.linalg.inv(reduced), Jv, Jpinv
 
-    def platform_wrench(self, R, V, dV, gravity=None, fe=None):
+    def platform_wrench(self, R, V, dV, gravity=None, f_env=None):
         """Return F_p of eq. (9) in base coordinates about the platform origin (gravity in)."""
         g = np.asarray(_DEFAULT_G if gravity is None else gravity, dtype=float)
         MS, J = R @ self.MS, R @ self.J @ R.T
         w, dw, dv = V[3:], dV[3:], dV[:3] - g
         F = np.concatenate([self.M * dv + np.cross(dw, MS) + np.cross(w, np.cross(w, MS)),
                             J @ dw + np.cross(w, J @ w) + np.cross(MS, dv)])
-        return F if fe is None else F + np.asarray(fe, dtype=float)
+        return F if f_env is None else F + np.asarray(f_env, dtype=float)
 
-    def inverse_dynamics(self, R, p, V, dV, gravity=None, fe=None):
+    def inverse_dynamics(self, R, p, V, dV, gravity=None, f_env=None):
         """Return the active torques Gamma of eq. (66), legs in order, and the legs' states.
 
         ``R``, ``p``: platform orientation and origin; ``V`` = [V; omega] its screw and ``dV``
-        its derivative (base coordinates); ``fe``: wrench of the platform on the environment.
+        its derivative (base coordinates); ``f_env``: wrench *of the platform on the
+        environment* (Khalil's convention, the opposite of the core's f_ext).
         """
         R, p, V, dV = (np.asarray(x, dtype=float) for x in (R, p, V, dV))
         for name, x, shape in (('R', R, (3, 3)), ('p', p, (3,)), ('V', V, (6,)),
@@ -155,7 +156,7 @@ class ParallelRobot:
                 raise ValueError(f'{name} must be a finite array of shape {shape}')
         states = self.leg_states(R, p, V, dV, gravity)
         Jp, Jv, Jpinv = self.jacobian(R, states)
-        cartesian = self.platform_wrench(R, V, dV, gravity, fe)
+        cartesian = self.platform_wrench(R, V, dV, gravity, f_env)
         for st, Jvi, Jpi in zip(states, Jv, Jpinv):
             cartesian = cartesian + Jvi.T @ (Jpi.T @ st.Gamma)           # J_vi^T J_i^-T Gamma_i
         return Jp.T @ cartesian, states                                  # (66)
