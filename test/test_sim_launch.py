@@ -199,7 +199,7 @@ def test_launch_files_are_valid_python():
 
 def test_shipped_arm6_urdf_is_its_mdh_table_and_fits_the_demo():
     """urdf/arm6.urdf is what mdh_to_urdf makes of urdf/arm6.mdh.yaml; limits on every joint."""
-    from rnea_ros.khalil.mdh import load_mdh, mdh_to_urdf
+    from rnea_ros.khalil import load_mdh, mdh_to_urdf
     from rnea_ros.node.launch_helpers import shipped_urdf_file
     with open(shipped_urdf_file()) as stream:
         shipped = stream.read()
