@@ -13,8 +13,10 @@ setup(
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),
-        ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
+        ('share/' + package_name + '/launch',
+         glob('launch/*.launch.py') + glob('launch/*.launch.xml')),
         ('share/' + package_name + '/config', glob('config/*.yaml')),
+        ('share/' + package_name + '/urdf', glob('urdf/*.urdf') + glob('urdf/*.yaml')),
     ],
     install_requires=['setuptools', 'numpy', 'numba>=0.57', 'urdfdom-py', 'PyYAML', 'scipy'],
     zip_safe=True,
@@ -25,12 +27,13 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
-            'rnea-ros = rnea_ros.analysis.cli:main',
-            'rnea_node = rnea_ros.node.rnea_node:main',
-            'rnea_lifecycle_node = rnea_ros.node.lifecycle:main',
-            'mujoco_sim = rnea_ros.sim.mujoco_sim:main',
-            'reference_trajectory = rnea_ros.sim.reference_trajectory:main',
-            'add_ros2_control = rnea_ros.sim.ros2_control_urdf:main',
+            # rnea_ros.entry_points: a missing dependency is one line, not a traceback
+            'rnea-ros = rnea_ros.entry_points:rnea_ros_cli',
+            'rnea_node = rnea_ros.entry_points:rnea_node',
+            'rnea_lifecycle_node = rnea_ros.entry_points:rnea_lifecycle_node',
+            'mujoco_sim = rnea_ros.entry_points:mujoco_sim',
+            'reference_trajectory = rnea_ros.entry_points:reference_trajectory',
+            'add_ros2_control = rnea_ros.entry_points:add_ros2_control',
         ],
     },
 )

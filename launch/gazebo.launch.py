@@ -10,6 +10,9 @@ robot_state_publisher, spawns the robot from /robot_description, then the
 joint_state_broadcaster and effort_controller (effort_controllers/JointGroupEffortController,
 config/gazebo_controllers.yaml) spawners and the rnea node with
 command_topic:=/effort_controller/commands. The logic is in rnea_ros.sim.sim_launch (unit-tested).
+Needs ros_gz_sim, ros_gz_bridge, robot_state_publisher, controller_manager, gz_ros2_control,
+effort_controllers and joint_state_broadcaster (not in package.xml); stops naming the missing
+ones with the apt command.
 """
 
 from launch import LaunchDescription

@@ -3,7 +3,8 @@
     ros2 launch rnea_ros mujoco_demo.launch.py [urdf_file:=robot.urdf]
         [mode:=computed_torque|gravity_compensation] [lock_step:=true] [kp:=400.0] [kd:=40.0]
 
-Starts mujoco_sim (the robot at a non-trivial pose, 1 kHz, /joint_states + /clock, efforts from
+Starts mujoco_sim (the panda of example-robot-data when installed, else the shipped arm6, at a
+non-trivial pose, 1 kHz, /joint_states + /clock stamped with simulated time, efforts from
 /effort_controller/commands), the rnea node (command_topic to the simulator) and, in
 computed_torque mode, reference_trajectory (a sinusoid on /rnea/reference). The scenario is
 built by rnea_ros.sim.sim_launch (unit-tested); `python -m rnea_ros.sim.demo` runs the same

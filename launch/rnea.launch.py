@@ -6,7 +6,8 @@
         [publish_robot_description:=true]
 
 Without urdf_file the node reads the robot_description topic (e.g. from robot_state_publisher).
-The logic lives in rnea_ros.node.launch_helpers (unit-tested).
+The logic lives in rnea_ros.node.launch_helpers (unit-tested); launch/rnea.launch.xml is the same
+for XML launch files.
 """
 
 from launch import LaunchDescription

@@ -6,15 +6,36 @@ The dynamics core needs no ROS: build a :class:`RobotModel` from a URDF and call
 >>> tau = inverse_dynamics(model, q, qd, qdd)                       # doctest: +SKIP
 """
 
-from rnea_ros.core.aba import forward_dynamics
-from rnea_ros.core.crba import mass_matrix
-from rnea_ros.core.dynamics import (bias_forces, coriolis_torques, gravity_torques,
-                                    inverse_dynamics, inverse_dynamics_batch, reaction_wrenches)
-from rnea_ros.core.floating_base import floating_base_inverse_dynamics
-from rnea_ros.core.model import RobotModel, Workspace
-from rnea_ros.core.specs import JointSpec, LinkSpec
+import importlib
+
+# Imported on first use (PEP 562), so that ``rnea_ros.entry_points`` loads without numba.
+_EXPORTS = {
+    'rnea_ros.core.aba': ('forward_dynamics',),
+    'rnea_ros.core.crba': ('mass_matrix',),
+    'rnea_ros.core.dynamics': ('bias_forces', 'coriolis_torques', 'gravity_torques',
+                               'inverse_dynamics', 'inverse_dynamics_batch',
+                               'reaction_wrenches'),
+    'rnea_ros.core.floating_base': ('floating_base_inverse_dynamics',),
+    'rnea_ros.core.model': ('RobotModel', 'Workspace'),
+    'rnea_ros.core.specs': ('JointSpec', 'LinkSpec'),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = ['RobotModel', 'Workspace', 'LinkSpec', 'JointSpec', 'inverse_dynamics',
            'inverse_dynamics_batch', 'reaction_wrenches', 'gravity_torques', 'bias_forces',
            'coriolis_torques', 'mass_matrix', 'forward_dynamics',
            'floating_base_inverse_dynamics']
+
+
+def __getattr__(name):
+    """Import the public API on first use."""
+    if name not in _MODULE_OF:
+        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    value = getattr(importlib.import_module(_MODULE_OF[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    """List the public API with the module's own names."""
+    return sorted(set(globals()) | set(__all__))

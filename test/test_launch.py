@@ -1,7 +1,7 @@
 """The launch helpers, and the launch files themselves when ``launch`` is importable."""
 
-import importlib.util
 import os
+import sys
 
 import pytest
 from rnea_ros.node import launch_helpers as lh
@@ -9,6 +9,7 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAUNCH_FILES = ('rnea.launch.py', 'gravity_compensation.launch.py')
+GC = lh.GRAVITY_COMPENSATION_DEFAULTS
 
 
 def _config(**kwargs):
@@ -80,41 +81,103 @@ def test_robot_state_publisher_only_on_request_and_with_the_urdf(tmp_path):
 
 
 def _launch_modules():
+    """Skip unless the ROS 2 launch packages are importable (ROS install or ../shared wheels)."""
     try:
         from launch import LaunchDescription  # noqa: F401 (not the repo's launch/ folder)
         import launch_ros.actions  # noqa: F401
     except ImportError as exc:
         pytest.skip(f'launch/launch_ros not importable here ({exc}); they come with a ROS 2 '
                     'install, not from PyPI')
+    os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)   # XML parsing reads launch's share
 
 
 def _load(filename):
+    """Return the launch description of a launch file of this source tree (.py or .xml)."""
+    import launch
+    from launch.launch_description_sources import AnyLaunchDescriptionSource
     path = os.path.join(ROOT, 'launch', filename)
-    spec = importlib.util.spec_from_file_location(filename.replace('.', '_'), path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.generate_launch_description()
+    return AnyLaunchDescriptionSource(path).get_launch_description(launch.LaunchContext())
+
+
+def text(context, value):
+    """Return a Node property as text: a plain str (launch_ros >= 0.28) or substitutions."""
+    from launch.utilities import perform_substitutions
+    return value if isinstance(value, str) else perform_substitutions(context, value)
+
+
+def declared_arguments(context, description):
+    """Return {name: default} of the description's arguments, set into ``context`` too."""
+    from launch.actions import DeclareLaunchArgument
+    from launch.utilities import perform_substitutions
+    declared = {}
+    for argument in description.entities:
+        if isinstance(argument, DeclareLaunchArgument):
+            declared[argument.name] = perform_substitutions(context, argument.default_value)
+            context.launch_configurations[argument.name] = declared[argument.name]
+    return declared
 
 
 @pytest.mark.parametrize('filename', LAUNCH_FILES)
 def test_launch_file_loads_and_yields_the_rnea_node(filename):
     _launch_modules()
     from launch import LaunchContext
-    from launch.actions import DeclareLaunchArgument, OpaqueFunction
-    from launch.utilities import perform_substitutions
+    from launch.actions import OpaqueFunction
     from launch_ros.actions import Node
 
     description = _load(filename)
-    declared = [e for e in description.entities if isinstance(e, DeclareLaunchArgument)]
-    assert {a.name for a in declared} == {name for name, _, _ in lh.arguments()}
     context = LaunchContext()
-    for argument in declared:
-        context.launch_configurations[argument.name] = perform_substitutions(
-            context, argument.default_value)
+    declared = declared_arguments(context, description)
+    assert set(declared) == {name for name, _, _ in lh.arguments()}
+    context.launch_configurations['command_joints'] = 'a, b'    # required by gravity comp.
     opaque = [e for e in description.entities if isinstance(e, OpaqueFunction)]
     actions = opaque[0].execute(context)
     nodes = [a for a in actions if isinstance(a, Node)]
     assert len(nodes) == 1
-    text = [value if isinstance(value, str) else perform_substitutions(context, value)
-            for value in (nodes[0].node_package, nodes[0].node_executable)]
-    assert text == ['rnea_ros', 'rnea_node']
+    assert [text(context, nodes[0].node_package), text(context, nodes[0].node_executable)] == \
+        ['rnea_ros', 'rnea_node']
+
+
+@pytest.mark.parametrize('filename, defaults', [
+    ('rnea.launch.xml', None), ('gravity_compensation.launch.xml', GC)])
+def test_xml_launch_file_has_the_same_arguments_and_includes_the_python_one(filename, defaults):
+    """Same names and defaults as the Python file (params_file: empty = the same YAML)."""
+    _launch_modules()
+    from launch import LaunchContext
+    from launch.actions import IncludeLaunchDescription
+    description = _load(filename)
+    declared = declared_arguments(LaunchContext(), description)
+    rows = {name: default for name, default, _ in lh.arguments(defaults)}
+    assert declared.pop('params_file') == ''
+    assert lh.resolve_params_file(
+        (defaults or {}).get('params_file', '')) == rows.pop('params_file')
+    assert declared == rows
+    includes = [e for e in description.entities if isinstance(e, IncludeLaunchDescription)]
+    assert len(includes) == 1
+    context = LaunchContext()
+    context.extend_locals({'current_launch_file_directory': os.path.join(ROOT, 'launch')})
+    included = includes[0].launch_description_source.get_launch_description(context)
+    assert declared_arguments(context, included).keys() == rows.keys() | {'params_file'}
+    assert includes[0].launch_description_source.location == os.path.join(
+        ROOT, 'launch', filename.replace('.xml', '.py'))
+
+
+def test_gravity_compensation_refuses_without_command_joints(tmp_path):
+    """No command_joints argument and none in params_file: ValueError naming the argument."""
+    config = _config(**lh.GRAVITY_COMPENSATION_DEFAULTS)
+    with pytest.raises(ValueError, match='needs command_joints'):
+        lh.gravity_compensation_config(config)
+    accepted = lh.gravity_compensation_config(dict(config, command_joints='j2, j1'))
+    assert lh.rnea_parameters(accepted)[1]['command_joints'] == ['j2', 'j1']
+    params = tmp_path / 'mine.yaml'
+    params.write_text('rnea:\n  ros__parameters:\n    command_joints: [j1, j2]\n')
+    assert lh.gravity_compensation_config(dict(config, params_file=str(params)))
+
+
+def test_gravity_compensation_empty_arguments_take_the_hardware_defaults():
+    """An XML include passes empty strings: mode, topic and YAML still the hardware ones."""
+    config = lh.gravity_compensation_config(
+        {name: '' for name, _, _ in lh.RNEA_ARGUMENTS} | {'command_joints': 'a'})
+    params_file, overrides = lh.rnea_parameters(config)
+    assert os.path.basename(params_file) == 'gravity_compensation.yaml'
+    assert overrides['mode'] == 'gravity_compensation'
+    assert overrides['command_topic'] == '/effort_controller/commands'

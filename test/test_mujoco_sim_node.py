@@ -1,4 +1,5 @@
 """The mujoco_sim and reference_trajectory nodes, with real rclpy on an isolated domain."""
+import inspect
 import os
 import random
 
@@ -255,13 +256,19 @@ def test_reference_node_rejects_bad_rate(context):
 
 
 def test_console_entry_points_are_declared():
-    """setup.py installs mujoco_sim, reference_trajectory and add_ros2_control."""
+    """setup.py installs mujoco_sim, reference_trajectory and add_ros2_control.
+
+    Through rnea_ros.entry_points (one line for a missing dependency), which runs each
+    module's main.
+    """
+    from rnea_ros import entry_points
     with open(os.path.join(os.path.dirname(__file__), '..', 'setup.py')) as stream:
         text = stream.read()
-    for entry in ('mujoco_sim = rnea_ros.sim.mujoco_sim:main',
-                  'reference_trajectory = rnea_ros.sim.reference_trajectory:main',
-                  'add_ros2_control = rnea_ros.sim.ros2_control_urdf:main'):
-        assert entry in text
+    for name, module in (('mujoco_sim', 'rnea_ros.sim.mujoco_sim'),
+                         ('reference_trajectory', 'rnea_ros.sim.reference_trajectory'),
+                         ('add_ros2_control', 'rnea_ros.sim.ros2_control_urdf')):
+        assert f'{name} = rnea_ros.entry_points:{name}' in text
+        assert f"'{module}'" in inspect.getsource(getattr(entry_points, name))
 
 
 def test_paused_holds_until_unpaused_and_only_paused_changes_at_run_time(context):

@@ -184,7 +184,9 @@ def test_mujoco_demo_launch_file_yields_the_three_nodes():
                 context, argument.default_value)
     opaque = [e for e in description.entities if isinstance(e, OpaqueFunction)][0]
     nodes = [a for a in opaque.execute(context) if isinstance(a, Node)]
-    executables = [perform_substitutions(context, node.node_executable) for node in nodes]
+    # node_executable is a plain str in launch_ros 0.28, substitutions in older releases
+    executables = [value if isinstance(value, str) else perform_substitutions(context, value)
+                   for value in (node.node_executable for node in nodes)]
     assert executables == ['mujoco_sim', 'rnea_node', 'reference_trajectory']
 
 
@@ -193,3 +195,62 @@ def test_launch_files_are_valid_python():
     for filename in ('mujoco_demo.launch.py', 'gazebo.launch.py'):
         with open(os.path.join(ROOT, 'launch', filename)) as stream:
             compile(stream.read(), filename, 'exec')
+
+
+def test_shipped_arm6_urdf_is_its_mdh_table_and_fits_the_demo():
+    """urdf/arm6.urdf is what mdh_to_urdf makes of urdf/arm6.mdh.yaml; limits on every joint."""
+    from rnea_ros.khalil import load_mdh, mdh_to_urdf
+    from rnea_ros.node.launch_helpers import shipped_urdf_file
+    with open(shipped_urdf_file()) as stream:
+        shipped = stream.read()
+    assert shipped == mdh_to_urdf(load_mdh(os.path.join(ROOT, 'urdf', 'arm6.mdh.yaml')))
+    scenario = DemoScenario(shipped_urdf_file())
+    assert scenario.joint_names == ['joint{}'.format(i) for i in range(1, 7)]
+    for joint in scenario.joints:
+        assert np.isfinite([joint.lower, joint.upper]).all()
+        assert 0 < joint.effort_limit < 1e3
+    check_reference_within_limits(scenario)
+    assert RobotModel.from_urdf_file(shipped_urdf_file()).total_mass == pytest.approx(31.2)
+
+
+def test_default_robot_is_panda_only_with_example_robot_data(monkeypatch, tmp_path):
+    """Without example-robot-data the launch files and the demo use the shipped arm6."""
+    from rnea_ros.node.launch_helpers import shipped_urdf_file
+    from rnea_ros.sim import sim_launch
+    panda = os.path.join(example_robot_data_dir(), 'panda_description/urdf/panda.urdf')
+    if os.path.isfile(panda):
+        assert sim_launch.default_urdf_file() == panda
+    monkeypatch.setattr(sim_launch, 'example_robot_data_dir', lambda: str(tmp_path))
+    assert sim_launch.default_urdf_file() == shipped_urdf_file()
+    rows = mujoco_demo_nodes(defaults(MUJOCO_DEMO_ARGUMENTS))
+    assert rows[0][3]['urdf_file'] == shipped_urdf_file()
+
+
+def test_gazebo_launch_names_the_missing_apt_packages():
+    """Missing ROS packages: one message with the apt command; the plugin follows gz_version."""
+    from rnea_ros.sim.sim_launch import missing_gazebo_packages, missing_packages_message
+    installed = {'ros_gz_sim', 'robot_state_publisher', 'controller_manager'}
+    missing = missing_gazebo_packages({'gz_version': 'gz'}, installed.__contains__)
+    assert missing == ['ros_gz_bridge', 'effort_controllers', 'joint_state_broadcaster',
+                       'gz_ros2_control']
+    assert missing_gazebo_packages({'gz_version': 'ignition'}, lambda name: False)[-1] == \
+        'ign_ros2_control'
+    message = missing_packages_message(missing)
+    assert 'sudo apt install ros-$ROS_DISTRO-ros-gz-bridge ' in message
+    assert message.endswith('ros-$ROS_DISTRO-gz-ros2-control')
+
+
+def test_gazebo_setup_for_the_shipped_arm6_uses_its_controllers(monkeypatch, tmp_path):
+    """Without example-robot-data gazebo.launch.py runs arm6 with controllers for its joints."""
+    from rnea_ros.node.launch_helpers import shipped_urdf_file
+    from rnea_ros.sim import sim_launch
+    from rnea_ros.sim.ros2_control_urdf import commanded_joints, controllers_yaml
+    import yaml
+    monkeypatch.setattr(sim_launch, 'example_robot_data_dir', lambda: str(tmp_path))
+    setup = gazebo_setup(defaults(GAZEBO_ARGUMENTS))
+    assert os.path.basename(setup['controllers_file']) == 'arm6_gazebo_controllers.yaml'
+    with open(shipped_urdf_file()) as stream:
+        joints = commanded_joints(stream.read())
+    with open(setup['controllers_file']) as stream:
+        assert yaml.safe_load(stream) == yaml.safe_load(controllers_yaml(joints))
+    assert setup['command_joints'] == joints

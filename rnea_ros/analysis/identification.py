@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from rnea_ros.analysis.base_parameters import base_parameters
+from rnea_ros.core.dynamics import coulomb_sign
 from rnea_ros.core.regressor import (inertial_parameters, joint_parameters, NJOINT_PARAM,
                                      NPARAM, regressor_batch)
 
@@ -93,7 +94,7 @@ def normal_equations(model, Q, QD, QDD, E, moving, columns, band, chunk=4000):
             Wj = np.zeros((int(mask.sum()), b))
             Wj[:, rigid_pos] = W[mask, r][:, columns[rigid_pos]]
             qd, qdd = QD[sl, r][mask], QDD[sl, r][mask]
-            joint_values = (qd, np.clip(qd / model.coulomb_band, -1.0, 1.0), qdd, 1.0)
+            joint_values = (qd, coulomb_sign(qd, model.coulomb_band), qdd, 1.0)
             for k in range(NJOINT_PARAM):
                 hit = np.flatnonzero(columns == rigid + NJOINT_PARAM * moving[j] + k)
                 if hit.size:
@@ -350,6 +351,6 @@ def predict(model, params, Q, QD, QDD, chunk=4000):
         sl = slice(start, start + chunk)
         out[sl] = (regressor_batch(model, Q[sl], QD[sl], QDD[sl]) @ phi).reshape(-1, model.nv)
     qd, qdd = QD[:, off:], QDD[:, off:]
-    out[:, off:] += (jp[:, 0] * qd + jp[:, 1] * np.clip(qd / model.coulomb_band, -1.0, 1.0)
+    out[:, off:] += (jp[:, 0] * qd + jp[:, 1] * coulomb_sign(qd, model.coulomb_band)
                      + jp[:, 2] * qdd + jp[:, 3])
     return out

@@ -31,10 +31,10 @@ import numpy as np
 
 from rnea_ros.core.checks import matrix as _matrix, prepare as _prepare
 from rnea_ros.core.checks import raise_status as _raise_status, vector as _vector
-from rnea_ros.core.joints import jcalc, NQ, NV
+from rnea_ros.core.dynamics import coulomb_sign
 from rnea_ros.core.kernels import regressor as kernels_regressor
-from rnea_ros.core.layout import AXIS, H, I_O, KIND, MASS, PARENT
-from rnea_ros.core.reference import joint_state, placement
+from rnea_ros.core.layout import DEFAULT_GRAVITY, H, I_O, MASS, PARENT
+from rnea_ros.core.reference import tree_transforms
 from rnea_ros.core.spatial import crf, crm, skew
 
 NPARAM = kernels_regressor.NPARAM
@@ -100,18 +100,15 @@ def body_regressor(v, a):
     return A
 
 
-def regressor_reference(model, q, qd, qdd, gravity=(0.0, 0.0, -9.81)):
+def regressor_reference(model, q, qd, qdd, gravity=DEFAULT_GRAVITY):
     """Return Y (nv, 10 nbodies), rigid body only, with 6x6 matrices in the RBDA's notation."""
     NB = model.nbodies
     a_0 = -np.concatenate([np.asarray(gravity, dtype=float), np.zeros(3)])
-    Xup, S, v, a = [None] * NB, [None] * NB, [None] * NB, [None] * NB
+    Xup, S, idx = tree_transforms(model, q)
+    v, a = [None] * NB, [None] * NB
     for i in range(NB):
         lam = model.ints[i, PARENT]
-        XJ, S[i] = jcalc(model.ints[i, KIND], model.reals[i, AXIS:AXIS + 3],
-                         joint_state(model, i, q, NQ))
-        vJ = S[i] @ joint_state(model, i, qd, NV)
-        Xup[i] = XJ @ placement(model, i)
-        aJ = S[i] @ joint_state(model, i, qdd, NV)
+        vJ, aJ = S[i] @ qd[idx[i]], S[i] @ qdd[idx[i]]
         if lam < 0:
             v[i], a[i] = vJ, Xup[i] @ a_0 + aJ
         else:
@@ -122,8 +119,7 @@ def regressor_reference(model, q, qd, qdd, gravity=(0.0, 0.0, -9.81)):
         F = body_regressor(v[i], a[i])            # 6 x 10, forces of body i per parameter
         j = i
         while j >= 0:
-            iv = model.ints[j, 3]
-            Y[iv:iv + S[j].shape[1], NPARAM * i:NPARAM * (i + 1)] = S[j].T @ F
+            Y[idx[j], NPARAM * i:NPARAM * (i + 1)] = S[j].T @ F
             F = Xup[j].T @ F
             j = model.ints[j, PARENT]
     return Y
@@ -138,7 +134,7 @@ def joint_columns(model, qd, qdd):
     rows = off + np.arange(nj)
     cols = NJOINT_PARAM * np.arange(nj)
     out[..., rows, cols] = qd[..., off:]
-    out[..., rows, cols + 1] = np.clip(qd[..., off:] / model.coulomb_band, -1.0, 1.0)
+    out[..., rows, cols + 1] = coulomb_sign(qd[..., off:], model.coulomb_band)
     out[..., rows, cols + 2] = qdd[..., off:]
     out[..., rows, cols + 3] = 1.0
     return out

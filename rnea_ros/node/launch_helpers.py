@@ -12,6 +12,7 @@ import sysconfig
 from rnea_ros.core.urdf import read_urdf_file
 
 PACKAGE = 'rnea_ros'
+SHIPPED_ROBOT = 'arm6.urdf'
 
 # (name, default, description) of rnea.launch.py's arguments.
 RNEA_ARGUMENTS = (
@@ -48,18 +49,28 @@ def arguments(defaults=None):
                  for name, default, text in RNEA_ARGUMENTS)
 
 
-def config_dir():
-    """Return the folder of the package's YAML files (installed share, else the source tree)."""
+def share_dir(folder):
+    """Return a data folder of the package (installed share, else the source tree)."""
     try:
         from ament_index_python.packages import get_package_share_directory
-        return os.path.join(get_package_share_directory(PACKAGE), 'config')
+        return os.path.join(get_package_share_directory(PACKAGE), folder)
     except (ImportError, LookupError, OSError):
         pass
     source_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    here = os.path.join(source_root, 'config')
+    here = os.path.join(source_root, folder)
     if os.path.isdir(here):
         return here
-    return os.path.join(sysconfig.get_paths()['data'], 'share', PACKAGE, 'config')
+    return os.path.join(sysconfig.get_paths()['data'], 'share', PACKAGE, folder)
+
+
+def config_dir():
+    """Return the folder of the package's YAML files (installed share, else the source tree)."""
+    return share_dir('config')
+
+
+def shipped_urdf_file():
+    """Return the URDF of arm6, the 6-axis arm shipped in the package (urdf/arm6.urdf)."""
+    return os.path.join(share_dir('urdf'), SHIPPED_ROBOT)
 
 
 def resolve_params_file(value):
@@ -144,10 +155,54 @@ def declare_arguments(rows):
             for name, default, text in rows]
 
 
+def params_file_command_joints(path):
+    """Return the command_joints a parameter file sets for any node, or [] (ValueError if bad)."""
+    import yaml
+    try:
+        with open(os.path.expanduser(path), encoding='utf-8') as stream:
+            document = yaml.safe_load(stream) or {}
+    except (OSError, yaml.YAMLError) as error:
+        raise ValueError(f'cannot read params_file {path}: {error}') from None
+    for section in document.values() if isinstance(document, dict) else ():
+        parameters = section.get('ros__parameters') if isinstance(section, dict) else None
+        if isinstance(parameters, dict) and parameters.get('command_joints'):
+            return list(parameters['command_joints'])
+    return []
+
+
+def gravity_compensation_config(config):
+    """Return the configuration of gravity_compensation.launch.py, or refuse it.
+
+    Empty arguments take the hardware defaults (an XML include passes every argument, empty
+    ones too). ``command_joints`` is required (argument or params_file): without it the node
+    would command every URDF joint in URDF order, which rarely matches an effort controller.
+    """
+    config = dict(config)
+    for name, default in GRAVITY_COMPENSATION_DEFAULTS.items():
+        if not config.get(name):
+            config[name] = resolve_params_file(default) if name == 'params_file' else default
+    if not parse_list(config.get('command_joints', '')) and \
+            not params_file_command_joints(resolve_params_file(config['params_file'])):
+        raise ValueError(
+            'gravity_compensation.launch.py needs command_joints:=j1,j2,... (the joints of '
+            'your effort controller, in its order) or a params_file that sets command_joints; '
+            'refusing to command every URDF joint')
+    return config
+
+
 def rnea_launch_setup(context, *args, **kwargs):
     """Return the actions of the OpaqueFunction: the rnea node (and robot_state_publisher)."""
+    return rnea_actions(dict(context.launch_configurations))
+
+
+def gravity_compensation_launch_setup(context, *args, **kwargs):
+    """Return the actions of gravity_compensation.launch.py (refuses without command_joints)."""
+    return rnea_actions(gravity_compensation_config(context.launch_configurations))
+
+
+def rnea_actions(config):
+    """Return the launch_ros Node actions for a configuration (imports launch_ros)."""
     from launch_ros.actions import Node
-    config = dict(context.launch_configurations)
     actions = [Node(**rnea_node_kwargs(config))]
     rsp = robot_state_publisher_kwargs(config)
     if rsp is not None:

@@ -326,8 +326,8 @@ class RneaNode(InputsMixin, CycleMixin, Node):
             self._set_watchdog(cfg['joint_state_timeout'])
         if 'enabled' in changes and cfg['enabled'] != self._enabled_logged:
             self._enabled_logged = cfg['enabled']
-            self._log.info('commands enabled' if cfg['enabled'] else
-                           'commands disabled (one zero command sent if commanding)')
+            self._log.info('command output enabled' if cfg['enabled'] else
+                           'command output disabled (one zero command sent if commanding)')
         if 'enabled' in changes and not cfg['enabled']:
             self._stop_commands(send_zero=True)
         if 'enabled' in changes and cfg['enabled'] and self._limit_fault is not None:
@@ -393,7 +393,7 @@ class RneaNode(InputsMixin, CycleMixin, Node):
             self._reject('joint_states', error)
             return
         self._stamps.accept(seconds)
-        if self._stamps.zero_note:
+        if self._stamps.zero_note and not self.get_parameter('use_sim_time').value:  # t0 = 0
             self._log.warning('joint_states: ' + self._stamps.zero_note)
         if self._stamps.recovered is not None:
             self._log.warning(f'joint_states: the stamp {self._stamps.recovered:.9f} was an '

@@ -19,7 +19,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rnea_ros.core.layout import DEFAULT_GRAVITY
 from rnea_ros.sim.mujoco_model import (build_mujoco_model, check_efforts,
                                        default_initial_positions, Simulation)
-from rnea_ros.sim.ros_helpers import declare_parameters, make_executor, parameter_value
+from rnea_ros.sim.ros_helpers import (declare_parameters, ignore_stop_signals, init_ros,
+                                      make_executor, parameter_value, running)
 from rnea_ros.sim.urdf_tools import read_urdf, urdf_joints
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -296,8 +297,8 @@ class SimulationLoop:
         self.executor = executor
 
     def ok(self):
-        """Return True while the node's ROS context is running."""
-        return rclpy.ok(context=self.node.context)
+        """Return True while the node's ROS context runs and no SIGINT/SIGTERM arrived."""
+        return running(self.node)
 
     def spin_until(self, deadline, done=None):
         """Process messages until wall-clock ``deadline`` or until ``done()`` is true."""
@@ -369,7 +370,8 @@ class SimulationLoop:
         node.publish_clock()
         if sync:
             now = node.simulation.time - 1e-9
-            if not self.spin_until(time.monotonic() + timeout, lambda: node.sync_stamp >= now):
+            if not self.spin_until(time.monotonic() + timeout,
+                                   lambda: node.sync_stamp >= now) and self.ok():
                 node.sync_timeouts += 1
                 node.get_logger().warning('lock-step: nothing on {} within {} s'.format(
                     node.param('sync_topic'), timeout), throttle_duration_sec=1.0)
@@ -380,7 +382,7 @@ class SimulationLoop:
         node = self.node
         answered = node.commands_received
         if not self.spin_until(time.monotonic() + timeout,
-                               lambda: node.commands_received > answered):
+                               lambda: node.commands_received > answered) and self.ok():
             node.lock_step_timeouts += 1
             node.get_logger().warning('lock-step: no command within {} s'.format(timeout),
                                       throttle_duration_sec=1.0)
@@ -400,8 +402,8 @@ class SimulationLoop:
 
 
 def main(args=None):
-    """Run the simulator node (console script ``mujoco_sim``)."""
-    rclpy.init(args=args)
+    """Run the simulator node (console script ``mujoco_sim``); exit 0 on SIGINT/SIGTERM."""
+    init_ros(args)
     node = None
     loop = None
     try:
@@ -422,6 +424,7 @@ def main(args=None):
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
+        ignore_stop_signals()
     return 0
 
 

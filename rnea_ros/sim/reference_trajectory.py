@@ -14,7 +14,8 @@ from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.time import Time
-from rnea_ros.sim.ros_helpers import declare_parameters, parameter_value, spin_until_shutdown
+from rnea_ros.sim.ros_helpers import (declare_parameters, ignore_stop_signals, init_ros,
+                                      parameter_value, spin_until_shutdown)
 from rnea_ros.sim.trajectories import ReferenceProfile, TrajectoryFile
 from rosgraph_msgs.msg import Clock as RosClock
 from sensor_msgs.msg import JointState
@@ -95,7 +96,8 @@ class ReferenceTrajectoryNode(Node):
             # Driven by the simulator: one point per /clock tick (at most ``rate`` per second).
             self.create_subscription(RosClock, '/clock', self.on_clock, 10)
         else:
-            self.create_timer(1.0 / rate, self.publish_point)
+            # (a lambda: rclpy >= 9 passes a TimerInfo to a callback that takes an argument)
+            self.create_timer(1.0 / rate, lambda: self.publish_point())
         # Simulated time may stand still (a simulator waiting for its first command): repeat
         # the current point at 20 Hz of wall time so the controller can start.
         self.create_timer(0.05, self.keep_alive, clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -173,8 +175,8 @@ class ReferenceTrajectoryNode(Node):
 
 
 def main(args=None):
-    """Run the reference publisher (console script ``reference_trajectory``)."""
-    rclpy.init(args=args)
+    """Run the reference publisher (console script ``reference_trajectory``); exit 0 on stop."""
+    init_ros(args)
     node = None
     try:
         node = ReferenceTrajectoryNode()
@@ -189,6 +191,7 @@ def main(args=None):
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
+        ignore_stop_signals()
     return 0
 
 

@@ -1,9 +1,12 @@
-"""ROS helpers shared by the simulator and the reference publisher (parameters, executor)."""
+"""ROS helpers shared by the simulator and the reference publisher (parameters, executor, stop)."""
+import signal
+
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 import rclpy
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
+from rclpy.signals import SignalHandlerOptions
 
 EMPTY_ARRAY_TYPES = {
     ParameterType.PARAMETER_STRING_ARRAY: Parameter.Type.STRING_ARRAY,
@@ -48,9 +51,53 @@ def make_executor():
     return EventsExecutor()
 
 
+class StopRequest:
+    """SIGINT / SIGTERM as a flag: the process finishes its loop and exits 0.
+
+    rclpy's own handlers shut the context down at once, so a loop still publishing fails
+    (``publisher's context is invalid``) and a second SIGINT (a terminal's Ctrl-C reaches both
+    ``ros2 launch`` and its children, then launch forwards one more) interrupts the clean-up.
+    Here every signal only sets :attr:`requested`; the loops poll it between short waits.
+    """
+
+    def __init__(self):
+        """Not requested yet."""
+        self.requested = False
+
+    def __call__(self, signum, frame):
+        """Signal handler: remember the request (repeated signals change nothing)."""
+        self.requested = True
+
+    def install(self):
+        """Handle SIGINT and SIGTERM with this object (main thread only)."""
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, self)
+        return self
+
+
+STOP = StopRequest()
+
+
+def init_ros(args=None):
+    """rclpy.init without rclpy's signal handlers; SIGINT/SIGTERM set ``STOP.requested``."""
+    STOP.install()
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+
+
+def ignore_stop_signals():
+    """After the clean-up: ignore SIGINT/SIGTERM (Python restores SIG_DFL while exiting)."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_IGN)
+
+
+def running(node):
+    """Return True while the node's context is valid and no stop was requested."""
+    return not STOP.requested and rclpy.ok(context=node.context)
+
+
 def spin_until_shutdown(node, period=0.1):
-    """Spin ``node`` with spin_once(timeout) until the context shuts down (Ctrl-C)."""
+    """Spin ``node`` with spin_once(timeout) until a stop request or context shutdown."""
     executor = make_executor()
     executor.add_node(node)
-    while rclpy.ok(context=node.context):
+    while running(node):
         executor.spin_once(timeout_sec=period)

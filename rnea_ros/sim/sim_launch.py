@@ -9,7 +9,8 @@ import os
 
 import numpy as np
 
-from rnea_ros.node.launch_helpers import config_dir, PACKAGE, parse_bool, parse_list
+from rnea_ros.node.launch_helpers import (config_dir, PACKAGE, parse_bool, parse_list,
+                                          shipped_urdf_file)
 from rnea_ros.sim.ros2_control_urdf import add_ros2_control, commanded_joints
 from rnea_ros.sim.urdf_tools import example_robot_data_dir, read_urdf, urdf_joints
 
@@ -27,8 +28,9 @@ REFERENCE_TOPIC = '/' + RNEA_NODE_NAME + '/reference'
 
 
 def default_urdf_file():
-    """Return the panda URDF shipped with example-robot-data."""
-    return os.path.join(example_robot_data_dir(), PANDA_URDF)
+    """Return the panda of example-robot-data when installed, else the shipped arm6."""
+    panda = os.path.join(example_robot_data_dir(), PANDA_URDF)
+    return panda if os.path.isfile(panda) else shipped_urdf_file()
 
 
 def demo_pose(joints):
@@ -157,7 +159,8 @@ class DemoScenario:
 # --- launch/mujoco_demo.launch.py --------------------------------------------------------
 
 MUJOCO_DEMO_ARGUMENTS = (
-    ('urdf_file', '', 'URDF of the robot; empty: the panda from example-robot-data'),
+    ('urdf_file', '', 'URDF of the robot; empty: the panda of example-robot-data when '
+     'installed, else the arm6 shipped in the package'),
     ('mode', 'computed_torque', 'rnea node mode: computed_torque (with the reference '
      'publisher), gravity_compensation, gravity_coriolis or inverse_dynamics'),
     ('lock_step', 'false', 'simulator waits for each command (deterministic) (true/false)'),
@@ -189,9 +192,11 @@ def mujoco_demo_nodes(config):
 # --- launch/gazebo.launch.py ---------------------------------------------------------------
 
 GAZEBO_ARGUMENTS = (
-    ('urdf_file', '', 'URDF of the robot without <ros2_control>; empty: example-robot-data panda'),
+    ('urdf_file', '', 'URDF of the robot without <ros2_control>; empty: the panda of '
+     'example-robot-data when installed, else the shipped arm6'),
     ('controllers_file', '', 'controllers YAML (default: the installed '
-     'config/gazebo_controllers.yaml, made for the panda)'),
+     'config/gazebo_controllers.yaml, made for the panda; config/arm6_gazebo_controllers.yaml '
+     'for the shipped arm6)'),
     ('mode', 'gravity_compensation', 'rnea node mode'),
     ('command_joints', '', 'comma-separated joints of the effort controller; empty: every '
      'moving non-mimic joint of the URDF'),
@@ -201,6 +206,36 @@ GAZEBO_ARGUMENTS = (
     ('initial_positions', '', 'comma-separated joint=value start positions; empty: the demo '
      'pose for the panda, none otherwise'),
 )
+
+
+# What gazebo.launch.py starts, beyond the rnea node: not in package.xml (a node user needs none
+# of it); README "Gazebo" lists them. {gz_version: ros2_control plugin package}.
+GAZEBO_PACKAGES = ('ros_gz_sim', 'ros_gz_bridge', 'robot_state_publisher', 'controller_manager',
+                   'effort_controllers', 'joint_state_broadcaster')
+GAZEBO_PLUGIN_PACKAGES = {'gz': 'gz_ros2_control', 'ignition': 'ign_ros2_control'}
+
+
+def missing_gazebo_packages(config, has_package):
+    """Return the ROS packages gazebo.launch.py needs that ``has_package(name)`` lacks."""
+    plugin = GAZEBO_PLUGIN_PACKAGES.get(config.get('gz_version') or 'gz', 'gz_ros2_control')
+    return [name for name in GAZEBO_PACKAGES + (plugin,) if not has_package(name)]
+
+
+def missing_packages_message(missing):
+    """Return the error of gazebo.launch.py for missing packages, with the apt command."""
+    apt = ' '.join('ros-$ROS_DISTRO-' + name.replace('_', '-') for name in missing)
+    return ('gazebo.launch.py needs the ROS packages {} (not installed): sudo apt install '
+            '{}'.format(', '.join(missing), apt))
+
+
+def ament_has_package(name):
+    """Return True when the ament index knows package ``name``."""
+    from ament_index_python.packages import get_package_share_directory, PackageNotFoundError
+    try:
+        get_package_share_directory(name)
+    except (PackageNotFoundError, OSError):     # OSError: AMENT_PREFIX_PATH not set at all
+        return False
+    return True
 
 
 def gazebo_setup(config):
@@ -213,10 +248,11 @@ def gazebo_setup(config):
     urdf_file = os.path.abspath(os.path.expanduser(config.get('urdf_file') or
                                                    default_urdf_file()))
     urdf = read_urdf(urdf_file)
-    controllers = config.get('controllers_file') or os.path.join(
-        config_dir(), 'gazebo_controllers.yaml')
-    controllers = os.path.abspath(os.path.expanduser(controllers))
     joints = urdf_joints(urdf)
+    controllers = config.get('controllers_file') or os.path.join(
+        config_dir(), 'arm6_gazebo_controllers.yaml' if urdf_file == shipped_urdf_file()
+        else 'gazebo_controllers.yaml')
+    controllers = os.path.abspath(os.path.expanduser(controllers))
     initial = parse_initial_positions(config.get('initial_positions', ''))
     if not config.get('initial_positions') and all(j.name in PANDA_POSE for j in joints):
         initial = dict(PANDA_POSE)
@@ -283,6 +319,9 @@ def gazebo_launch_setup(context, *args, **kwargs):
     from launch.event_handlers import OnProcessExit
     from launch.launch_description_sources import PythonLaunchDescriptionSource
     from launch_ros.substitutions import FindPackageShare
+    missing = missing_gazebo_packages(launch_configuration(context), ament_has_package)
+    if missing:
+        raise RuntimeError(missing_packages_message(missing))
     setup = gazebo_setup(launch_configuration(context))
     gz_launch = os.path.join(FindPackageShare('ros_gz_sim').perform(context), 'launch',
                              'gz_sim.launch.py')

@@ -1,0 +1,72 @@
+"""Console scripts: a missing or too old optional dependency is one clear line, not a traceback.
+
+``rnea_ros/__init__.py`` imports the dynamics core lazily, so this module loads without numba;
+each script imports its module here and turns an ImportError into ``<program>: <reason>: <how to
+install>`` on stderr with exit code 1.
+"""
+import importlib
+import sys
+
+# How to get each optional dependency: PyPI, and the rosdep key package.xml uses.
+INSTALL_HINTS = {
+    'numba': "pip install 'numba>=0.57' (rosdep key python3-numba)",
+    'mujoco': 'pip install mujoco (rosdep key python3-mujoco-pip)',
+    'urdf_parser_py': 'pip install urdfdom-py (rosdep key urdfdom_py)',
+    'yaml': 'pip install PyYAML (rosdep key python3-yaml)',
+    'matplotlib': 'pip install matplotlib (rosdep key python3-matplotlib)',
+}
+
+
+def import_error_line(program, error):
+    """Return the one-line message for an ImportError of ``program``."""
+    missing = (getattr(error, 'name', None) or '').split('.')[0]
+    hint = INSTALL_HINTS.get(missing)
+    if hint is None and 'numba' in str(error):
+        hint = INSTALL_HINTS['numba']
+    return f'{program}: {error}' + (f': {hint}' if hint and hint not in str(error) else '')
+
+
+def run(module_name, program, argv=None):
+    """Import ``module_name`` and return its ``main()``; 1 with one line on an ImportError.
+
+    SIGINT during the import (the first start compiles the numba kernels for many seconds)
+    ends the program quietly with code 0, as it does once the node runs.
+    """
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        print(import_error_line(program, error), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:       # Ctrl-C while importing (numba's first compile): a stop
+        return 0
+    return module.main() if argv is None else module.main(argv)
+
+
+def rnea_node():
+    """``rnea_node``: the rnea node."""
+    sys.exit(run('rnea_ros.node.rnea_node', 'rnea_node'))
+
+
+def rnea_lifecycle_node():
+    """``rnea_lifecycle_node``: the rnea node as a managed (lifecycle) node."""
+    sys.exit(run('rnea_ros.node.lifecycle', 'rnea_lifecycle_node'))
+
+
+def mujoco_sim():
+    """``mujoco_sim``: the MuJoCo simulator node."""
+    sys.exit(run('rnea_ros.sim.mujoco_sim', 'mujoco_sim'))
+
+
+def reference_trajectory():
+    """``reference_trajectory``: the reference publisher."""
+    sys.exit(run('rnea_ros.sim.reference_trajectory', 'reference_trajectory'))
+
+
+def rnea_ros_cli():
+    """``rnea-ros``: torques and bag analysis from the command line."""
+    sys.exit(run('rnea_ros.analysis.cli', 'rnea-ros'))
+
+
+def add_ros2_control():
+    """``add_ros2_control``: add a ros2_control block to a URDF."""
+    sys.exit(run('rnea_ros.sim.ros2_control_urdf', 'add_ros2_control'))

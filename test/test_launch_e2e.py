@@ -1,0 +1,294 @@
+"""End to end, as a ROS user runs it: colcon builds the package, ``ros2 launch`` runs its files.
+
+One colcon build into a temporary workspace serves the whole module.  Each test starts
+``ros2 launch rnea_ros <file>`` as a process (after sourcing ``install/setup.bash``), talks to
+the nodes over topics and services on its own ROS_DOMAIN_ID, stops it with SIGINT as Ctrl-C
+does, and checks the exit: return code 0, every process "finished cleanly", no traceback.
+Skipped only where the ROS 2 ``launch`` packages are not importable at all.
+"""
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from rnea_ros import gravity_torques, inverse_dynamics, reaction_wrenches, RobotModel
+from rnea_ros.node.bookkeeping import topic_token
+from rnea_ros.node.launch_helpers import shipped_urdf_file
+from rnea_ros.sim.sim_launch import default_urdf_file
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOURCES = ('package.xml', 'setup.py', 'setup.cfg', 'resource', 'rnea_ros', 'launch', 'config',
+           'urdf')
+DOMAIN_ID = random.randint(201, 230)
+ARM6_JOINTS = [f'joint{i}' for i in range(1, 7)]
+
+
+def require_launch():
+    """Skip unless ROS 2 ``launch`` and ``launch_ros`` are importable (a ROS install or wheels)."""
+    try:
+        from launch import LaunchDescription  # noqa: F401 (not the repo's launch/ folder)
+        import launch_ros.actions  # noqa: F401
+    except ImportError as error:
+        pytest.skip(f'launch/launch_ros not importable here ({error})')
+
+
+@pytest.fixture(scope='module')
+def workspace(tmp_path_factory):
+    """Build the package with colcon into a fresh workspace; return (folder, environment)."""
+    require_launch()
+    colcon = shutil.which('colcon', path=os.path.dirname(sys.executable)) or \
+        shutil.which('colcon')
+    assert colcon, 'colcon not found: pip install colcon-common-extensions'
+    ws = tmp_path_factory.mktemp('ws')
+    src = ws / 'src' / 'rnea_ros'
+    src.mkdir(parents=True)
+    ignore = shutil.ignore_patterns('__pycache__', '*.egg-info', '*.nbi', '*.nbc')
+    for name in SOURCES:
+        path = os.path.join(ROOT, name)
+        if os.path.isdir(path):
+            shutil.copytree(path, src / name, ignore=ignore)
+        else:
+            shutil.copy2(path, src / name)
+    env = dict(os.environ, ROS_DOMAIN_ID=str(DOMAIN_ID), PYTHONUNBUFFERED='1',
+               RMW_IMPLEMENTATION=os.environ.get('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp'))
+    env['PATH'] = os.path.dirname(sys.executable) + os.pathsep + env.get('PATH', '')
+    env.pop('PYTHONPATH', None)        # the installed package, not this source tree
+    if not env.get('AMENT_PREFIX_PATH'):
+        env['AMENT_PREFIX_PATH'] = sys.prefix      # where the launch wheels are indexed
+    build = subprocess.run([colcon, 'build'], cwd=ws, env=env, capture_output=True, text=True,
+                           timeout=600)
+    assert build.returncode == 0, build.stdout + build.stderr
+    assert (ws / 'install' / 'rnea_ros' / 'lib' / 'rnea_ros' / 'rnea_node').exists()
+    return ws, env
+
+
+class Launch:
+    """``ros2 launch rnea_ros ...`` in its own session, output in a log file."""
+
+    def __init__(self, workspace, *arguments):
+        """Source the workspace and start ros2 launch with ``arguments``."""
+        ws, env = workspace
+        self.log_path = ws / 'launch-{}.log'.format(random.randrange(1 << 30))
+        self.log = open(self.log_path, 'w')
+        script = 'source install/setup.bash && exec ros2 launch rnea_ros "$@"'
+        self.process = subprocess.Popen(['bash', '-c', script, 'ros2'] + list(arguments),
+                                        cwd=ws, env=env, stdout=self.log,
+                                        stderr=subprocess.STDOUT, start_new_session=True)
+
+    def output(self):
+        """Return everything the launch printed so far."""
+        with open(self.log_path) as stream:
+            return stream.read()
+
+    def wait(self, timeout):
+        """Wait for the launch to end by itself; return (code, output)."""
+        try:
+            code = self.process.wait(timeout)
+        finally:
+            self.close()
+        return code, self.output()
+
+    def interrupt(self, timeout=30.0):
+        """Send SIGINT (Ctrl-C) to ros2 launch; return (exit code, output)."""
+        self.process.send_signal(signal.SIGINT)
+        return self.wait(timeout)
+
+    def close(self):
+        """Kill whatever is left of this launch's session (only after a failure)."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+        self.log.close()
+
+
+def assert_clean_exit(code, output, processes):
+    """ros2 launch returned 0 and each named process exited 0 without a traceback."""
+    assert code == 0, output
+    assert 'Traceback' not in output and 'process has died' not in output, output
+    for name in processes:
+        assert f'[{name}-' in output, output
+    assert output.count('process has finished cleanly') == len(processes), output
+
+
+class Peer:
+    """A node in the test process that talks to the launched nodes (own rclpy context)."""
+
+    def __init__(self):
+        """Start the context and node on the module's ROS_DOMAIN_ID."""
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=DOMAIN_ID)
+        self.node = rclpy.create_node('e2e_peer', context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+
+    def collect(self, msg_type, topic, depth=100):
+        """Subscribe to ``topic``; return the list its messages are appended to."""
+        received = []
+        self.node.create_subscription(msg_type, topic, received.append, depth)
+        return received
+
+    def spin_until(self, condition, timeout, every=None):
+        """Spin until ``condition()``; call ``every()`` at 20 Hz meanwhile; return the result."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if condition():
+                return True
+            if every is not None:
+                every()
+            self.executor.spin_once(timeout_sec=0.05)
+        return condition()
+
+    def close(self):
+        """Destroy the node and shut the context down."""
+        import rclpy
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.context)
+
+
+@pytest.fixture
+def peer():
+    """Return a peer node for one test."""
+    require_launch()
+    node = Peer()
+    yield node
+    node.close()
+
+
+def joint_state(names, q, qd, stamp):
+    """Return a JointState message."""
+    from sensor_msgs.msg import JointState
+    msg = JointState(name=list(names), position=[float(x) for x in q],
+                     velocity=[float(x) for x in qd])
+    msg.header.stamp.sec, msg.header.stamp.nanosec = stamp, 0
+    return msg
+
+
+def wrench_array(msg):
+    """Return [force, torque] of a WrenchStamped as an array."""
+    f, t = msg.wrench.force, msg.wrench.torque
+    return np.array([f.x, f.y, f.z, t.x, t.y, t.z])
+
+
+@pytest.mark.parametrize('launch_file', ['rnea.launch.py', 'rnea.launch.xml'])
+def test_rnea_launch_answers_joint_states_with_core_efforts_and_wrenches(workspace, peer,
+                                                                         launch_file):
+    """Efforts and reaction wrenches of the launched node equal the core's; Ctrl-C exits 0."""
+    from geometry_msgs.msg import WrenchStamped
+    from sensor_msgs.msg import JointState
+    urdf = default_urdf_file()
+    model = RobotModel.from_urdf_file(urdf)
+    rng = np.random.default_rng(16)
+    q = rng.uniform(-1.0, 1.0, model.nq)
+    qd = rng.uniform(-1.0, 1.0, model.nv)
+    efforts = peer.collect(JointState, '/rnea/joint_efforts')
+    wrenches = {name: peer.collect(WrenchStamped, f'/rnea/reaction_wrenches/{topic_token(name)}')
+                for name in model.joint_names[:2]}
+    publisher = peer.node.create_publisher(JointState, '/joint_states', 10)
+    launch = Launch(workspace, launch_file, f'urdf_file:={urdf}')
+    try:
+        stamp = 7
+        answered = peer.spin_until(
+            lambda: any(m.header.stamp.sec == stamp for m in efforts) and
+            all(any(m.header.stamp.sec == stamp for m in w) for w in wrenches.values()),
+            timeout=90.0,
+            every=lambda: publisher.publish(joint_state(model.joint_names, q, qd, stamp)))
+        assert answered, launch.output()
+        code, output = launch.interrupt()
+    finally:
+        launch.close()
+    assert_clean_exit(code, output, ['rnea_node'])
+    msg = next(m for m in efforts if m.header.stamp.sec == stamp)
+    assert list(msg.name) == list(model.joint_names)
+    zero = np.zeros(model.nv)
+    np.testing.assert_allclose(msg.effort, inverse_dynamics(model, q, qd, zero), atol=1e-9)
+    expected = reaction_wrenches(model, q, qd, zero)
+    for index, name in enumerate(wrenches):
+        got = next(m for m in wrenches[name] if m.header.stamp.sec == stamp)
+        np.testing.assert_allclose(wrench_array(got), expected[index], atol=1e-9)
+
+
+def test_mujoco_demo_runs_in_lock_step_and_all_three_exit_cleanly(workspace, peer):
+    """Simulator, rnea node and reference run a few simulated seconds; Ctrl-C: all exit 0."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    states = peer.collect(JointState, '/joint_states', depth=10)
+    commands = peer.collect(Float64MultiArray, '/effort_controller/commands', depth=10)
+    launch = Launch(workspace, 'mujoco_demo.launch.py', 'lock_step:=true')
+
+    def sim_time():
+        return states[-1].header.stamp.sec + 1e-9 * states[-1].header.stamp.nanosec \
+            if states else 0.0
+
+    try:
+        assert peer.spin_until(lambda: sim_time() >= 2.0, timeout=120.0), launch.output()
+        code, output = launch.interrupt()
+    finally:
+        launch.close()
+    assert commands and all(np.all(np.isfinite(m.data)) for m in commands)
+    assert_clean_exit(code, output, ['mujoco_sim', 'rnea_node', 'reference_trajectory'])
+    assert 'simulator statistics' in output
+    # no warning from our own processes (a lock-step wait can time out on a loaded machine)
+    warnings = [line for line in output.splitlines()
+                if '[WARN]' in line and 'lock-step:' not in line]
+    assert not warnings and 'zero stamp' not in output, output
+
+
+@pytest.mark.parametrize('launch_file', ['gravity_compensation.launch.py',
+                                         'gravity_compensation.launch.xml'])
+def test_gravity_compensation_refuses_to_start_without_command_joints(workspace, launch_file):
+    """No command_joints (argument or params_file): launch fails and starts no node."""
+    launch = Launch(workspace, launch_file, f'urdf_file:={shipped_urdf_file()}')
+    try:
+        code, output = launch.wait(60.0)
+    finally:
+        launch.close()
+    assert code != 0
+    assert 'needs command_joints' in output, output
+    assert 'process started' not in output, output
+
+
+def test_gravity_compensation_starts_disabled_and_ramps_in_when_enabled(workspace, peer):
+    """Efforts but no commands until ~/enable; then g(q) in command_joints order, ramped."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from std_srvs.srv import SetBool
+    model = RobotModel.from_urdf_file(shipped_urdf_file())
+    order = ARM6_JOINTS[::-1]          # the controller's order, not the URDF's
+    q = np.array([0.3, -0.6, 0.9, 0.2, -0.4, 0.5])
+    efforts = peer.collect(JointState, '/rnea/joint_efforts')
+    commands = peer.collect(Float64MultiArray, '/effort_controller/commands')
+    publisher = peer.node.create_publisher(JointState, '/joint_states', 10)
+    stamps = iter(range(1, 1 << 30))
+
+    def publish():
+        publisher.publish(joint_state(model.joint_names, q, np.zeros(6), next(stamps)))
+
+    launch = Launch(workspace, 'gravity_compensation.launch.py',
+                    f'urdf_file:={shipped_urdf_file()}', 'command_joints:=' + ','.join(order))
+    try:
+        assert peer.spin_until(lambda: len(efforts) >= 20, 90.0, publish), launch.output()
+        assert not commands                          # disabled: efforts only
+        client = peer.node.create_client(SetBool, '/rnea/enable')
+        assert client.wait_for_service(timeout_sec=10.0)
+        future = client.call_async(SetBool.Request(data=True))
+        assert peer.spin_until(future.done, 10.0, publish) and future.result().success
+        assert peer.spin_until(lambda: len(commands) >= 20, 30.0, publish), launch.output()
+        code, output = launch.interrupt()
+    finally:
+        launch.close()
+    assert_clean_exit(code, output, ['rnea_node'])
+    assert 'command output enabled' in output and 'command output starts' in output, output
+    g = gravity_torques(model, q)
+    expected = g[[list(model.joint_names).index(name) for name in order]]
+    scales = [np.dot(m.data, expected) / (expected @ expected) for m in commands]
+    assert 0.0 <= scales[0] < scales[-1] <= 1.0 + 1e-9         # ramp from 0 (3 s in the YAML)
+    for msg, scale in zip(commands, scales):
+        np.testing.assert_allclose(msg.data, scale * expected, atol=1e-9)
