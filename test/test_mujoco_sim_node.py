@@ -322,3 +322,15 @@ def test_reference_node_plays_an_excitation_file(context, tmp_path):
     with pytest.raises(ValueError, match='differ'):
         ReferenceTrajectoryNode(context=context, parameter_overrides=overrides + [
             Parameter('joints', value=['a', 'c'])])
+
+
+def test_joint_armature_reaches_the_simulated_joints(context):
+    """joint_armature (one value per joint, in joints order) becomes MuJoCo's dof_armature."""
+    from rnea_ros.sim.mujoco_model import joint_addresses
+    values = [0.01 * (k + 1) for k in range(len(POSE))]
+    sim = simulator(context, joint_armature=values)
+    model = sim.simulation.model
+    _, dof = joint_addresses(model, sim.simulation.command_joints)
+    np.testing.assert_allclose(model.dof_armature[dof], values)
+    with pytest.raises(ValueError, match='joint_armature'):
+        simulator(context, joint_armature=[0.1])
