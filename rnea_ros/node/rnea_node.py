@@ -23,6 +23,7 @@ dynamics in the core.  Run it with
 """
 
 import argparse
+import gc
 import signal
 import sys
 import time
@@ -454,6 +455,8 @@ def main(args=None, node_class=None):
         rclpy.try_shutdown()
         return 1
     executor = make_executor(options.executor)
+    gc.collect()
+    gc.freeze()     # start-up objects (numba, rclpy, the model) leave the collector's work
     try:
         spin_until_signal(node, executor, lambda: bool(stop))
     finally:
