@@ -20,7 +20,7 @@ def model(request):
 
 
 def mass_matrix_by_columns(model, q):
-    """Return M(q) column by column: tau(q, 0, e_k) with gravity 0 (seed 004 sec. 3.3.1)."""
+    """Return M(q) column by column: tau(q, 0, e_k) with gravity 0 (Khalil 2010 § 3.3.1)."""
     zero = np.zeros(model.nv)
     return np.column_stack([inverse_dynamics(model, q, zero, e, gravity=(0, 0, 0))
                             for e in np.eye(model.nv)])

@@ -1,4 +1,4 @@
-"""Closed-loop inverse dynamics by the equivalent tree (seed 004 §4, eqs. 55-58)."""
+"""Closed-loop inverse dynamics by the equivalent tree (Khalil 2010 §4, eqs. 55-58)."""
 
 import numpy as np
 import pytest

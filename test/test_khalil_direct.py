@@ -1,4 +1,4 @@
-"""Recursive NE direct dynamics (seed 004 §3.3.2, eqs. 32-54)."""
+"""Recursive NE direct dynamics (Khalil 2010 §3.3.2, eqs. 32-54)."""
 
 from khalil_robots import random_tree
 import numpy as np

@@ -1,4 +1,4 @@
-"""Elastic and flexible joints (seed 004 §6, eqs. 67-82)."""
+"""Elastic and flexible joints (Khalil 2010 §6, eqs. 67-82)."""
 
 from dataclasses import replace
 

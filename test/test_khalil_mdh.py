@@ -1,4 +1,4 @@
-"""Khalil's modified DH tables (seed 004 §2): loaders, conversion to RobotModel, NE of §3.2."""
+"""Khalil's modified DH tables (Khalil 2010 §2): loaders, conversion to RobotModel, NE of §3.2."""
 
 import math
 

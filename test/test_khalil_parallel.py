@@ -1,4 +1,4 @@
-"""Parallel robots from platform and legs' dynamics (seed 004 §5, eqs. 59-66)."""
+"""Parallel robots from platform and legs' dynamics (Khalil 2010 §5, eqs. 59-66)."""
 
 from dataclasses import replace
 
