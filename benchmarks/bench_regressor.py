@@ -2,7 +2,8 @@
 
 For panda, ur5 and talos_reduced (fixed base), times per call ``regressor`` and
 ``pinocchio.computeJointTorqueRegressor`` (interleaved, median over repeats of a block of calls
-on random states) and ``regressor_batch`` per sample on ``--batch`` rows; prints a table and
+on random states) and ``regressor_batch`` per sample on ``--batch`` rows, into a new array and
+into a reused ``out`` (as Pinocchio reuses its data); prints a table and
 the ratios against Pinocchio (targets: per call <= 1.0x, batch per sample <= 0.3x); the medians
 and, for a machine shared with other jobs, the minima over the repeats.
 Usage: python benchmarks/bench_regressor.py [--repeats 21] [--calls 500] [--batch 5000]
@@ -47,14 +48,18 @@ def bench(robot, repeats, calls, batch):
     big = [random_state(model, rng) for _ in range(batch)]
     Q, QD, QDD = (np.ascontiguousarray(x) for x in zip(*big))
     regressor_batch(model, Q[:100], QD[:100], QDD[:100])
-    t_ours, t_pin, t_batch = [], [], []
+    out = regressor_batch(model, Q, QD, QDD)      # reused like Pinocchio's data
+    t_ours, t_pin, t_batch, t_reused = [], [], [], []
     for _ in range(repeats):                       # interleaved, so load hits both alike
         t_ours.append(time_block(regressor, ours))
         t_pin.append(time_block(pin.computeJointTorqueRegressor, theirs))
         t0 = time.perf_counter()
         regressor_batch(model, Q, QD, QDD)
         t_batch.append((time.perf_counter() - t0) / batch)
-    series = (t_ours, t_pin, t_batch)
+        t0 = time.perf_counter()
+        regressor_batch(model, Q, QD, QDD, out=out)
+        t_reused.append((time.perf_counter() - t0) / batch)
+    series = (t_ours, t_pin, t_batch, t_reused)
     return model, [statistics.median(t) for t in series], [min(t) for t in series]
 
 
@@ -66,13 +71,14 @@ def main():
     parser.add_argument('--batch', type=int, default=5000)
     args = parser.parse_args()
     print(f'{"robot":<15} {"stat":<7} {"nv":>3} {"cols":>5} {"ours us":>8} {"pin us":>8} '
-          f'{"ratio":>6} {"batch us/sample":>16} {"ratio":>6}')
+          f'{"ratio":>6} {"batch us/sample":>16} {"ratio":>6} {"batch out= us/sample":>21} '
+          f'{"ratio":>6}')
     for robot in ROBOTS:
         model, *stats = bench(robot, args.repeats, args.calls, args.batch)
-        for label, (ours, pin, batch) in zip(('median', 'minimum'), stats):
+        for label, (ours, pin, batch, reused) in zip(('median', 'minimum'), stats):
             print(f'{robot:<15} {label:<7} {model.nv:>3} {10 * model.nbodies:>5} '
                   f'{ours * 1e6:8.2f} {pin * 1e6:8.2f} {ours / pin:6.2f} {batch * 1e6:16.2f} '
-                  f'{batch / pin:6.2f}')
+                  f'{batch / pin:6.2f} {reused * 1e6:21.2f} {reused / pin:6.2f}')
     print(f'load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores')
 
 

@@ -111,3 +111,20 @@ def test_bad_input_names_the_argument():
         Q = np.zeros((2, 6))
         Q[1, 2] = np.inf
         regressor_batch(model, Q, np.zeros((2, 6)), np.zeros((2, 6)))
+
+
+def test_batch_into_a_reused_out_buffer_equals_a_new_one_and_refuses_a_wrong_one():
+    """``out=`` (many rows: the parallel kernel) gets the same numbers; bad buffers are refused."""
+    model = RobotModel.from_urdf_file(urdf_path('ur5'))
+    rng = np.random.default_rng(8)
+    Q, QD, QDD = (np.array(x) for x in zip(*[random_state(model, rng) for _ in range(300)]))
+    Y = regressor_batch(model, Q, QD, QDD)
+    out = np.full_like(Y, np.nan)
+    assert regressor_batch(model, Q, QD, QDD, out=out) is out
+    assert np.array_equal(out, Y)
+    for bad in (np.empty((Y.shape[0] - 1, Y.shape[1])), np.empty(Y.shape, dtype=np.float32),
+                np.empty(Y.shape[::-1]).T):
+        with pytest.raises(ValueError, match='out must be'):
+            regressor_batch(model, Q, QD, QDD, out=bad)
+    with pytest.raises(ValueError, match='friction'):
+        regressor_batch(model, Q, QD, QDD, friction=True, out=out)

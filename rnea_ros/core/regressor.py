@@ -181,14 +181,19 @@ def _is_vec(*arrays):
 
 
 def regressor_batch(model, Q, QD, QDD, gravity=None, base_acceleration=None, friction=False,
-                    ws=None):
-    """Return the regressors of N samples stacked: (N nv, p), rows of sample k at k nv."""
+                    ws=None, out=None):
+    """Return the regressors of N samples stacked: (N nv, p), rows of sample k at k nv.
+
+    ``out``: a float64 C-contiguous (N nv, 10 nbodies) array to write into and return (without
+    ``friction``), so that a loop over chunks of samples reuses one buffer instead of touching
+    fresh memory for every chunk (82 kB per sample on a 32-joint humanoid).
+    """
     ws = _prepare(model, ws, None, gravity, base_acceleration)
     Q = _matrix(Q, model.nq, 'Q', model)
     QD = _matrix(QD, model.nv, 'QD', model, rows=Q.shape[0])
     QDD = _matrix(QDD, model.nv, 'QDD', model, rows=Q.shape[0])
     n, nv = Q.shape[0], model.nv
-    Y = np.empty((n * nv, NPARAM * model.nbodies))       # every entry written by the kernel
+    Y = _output(out, (n * nv, NPARAM * model.nbodies), friction)   # every entry written
     if n <= _SERIAL_ROWS:                 # a few samples: waking the thread pool costs more
         for k in range(n):
             status = kernels_regressor.regressor(model.kernel_model, ws.buffer, Q[k], QD[k],
@@ -210,6 +215,18 @@ def regressor_batch(model, Q, QD, QDD, gravity=None, base_acceleration=None, fri
         code, row = status[bad[0]]
         _raise_status(model, int(code), (Q[row], QD[row], QDD[row]), row=int(row))
     return _with_joint_columns(model, Y, QD, QDD, friction)
+
+
+def _output(out, shape, friction):
+    """Return ``out`` checked for the batch (or a new array when it is None)."""
+    if out is None:
+        return np.empty(shape)
+    if friction:
+        raise ValueError('out= is for the inertial columns only (friction=False)')
+    if not (isinstance(out, np.ndarray) and out.shape == shape and out.dtype == np.float64
+            and out.flags.c_contiguous and out.flags.writeable):
+        raise ValueError(f'out must be a writable C-contiguous float64 array of shape {shape}')
+    return out
 
 
 def _with_joint_columns(model, Y, QD, QDD, friction):
