@@ -6,7 +6,10 @@ publishing) and listens to ``~/joint_efforts``, whose stamp is the input's, so l
 received - stamp.  For the panda the 7 arm joints stream; the gripper joint is published once at
 the start (merged by the node, the mimic finger follows).  Reports p50/p99/max latency, drops
 (inputs without an answer), the node's CPU use and its own compute time per cycle (from
-/diagnostics), for one or several node configurations, as a table.
+/diagnostics), for one or several node configurations, as a table.  With reaction wrenches,
+every ``~/reaction_wrenches/<joint>`` topic is subscribed by a separate sink process (as rqt or
+a logger would be), so that the node computes and sends them while this process's latency
+stamps are not delayed by their callbacks.
 
 Load sweep (issue 7): ``--rates 1000,2000 --robots panda,talos_reduced --wrenches`` runs every
 robot at every rate with all reaction-wrench topics subscribed and states the highest rate each
@@ -97,6 +100,49 @@ def relay():
         pass
 
 
+def wrench_sink(joints):
+    """Subscribe to every reaction-wrench topic (as rqt or a logger would); print 'ready'.
+
+    Ready once every subscription sees the node's publisher, so that the node sends every
+    wrench before the measured window starts.
+    """
+    from rclpy.experimental import EventsExecutor
+    rclpy.init()
+    node = rclpy.create_node(f'wrench_sink_{random.randrange(1 << 30)}')
+    subs = [node.create_subscription(WrenchStamped, f'/rnea/reaction_wrenches/{joint}',
+                                     lambda msg: None, 100) for joint in joints]
+    executor = EventsExecutor()
+    executor.add_node(node)
+    announced = False
+    try:
+        while rclpy.ok():
+            executor.spin_once(timeout_sec=0.05)
+            if not announced and all(sub.get_publisher_count() for sub in subs):
+                print('ready', flush=True)
+                announced = True
+    except KeyboardInterrupt:
+        pass
+
+
+def start_process(args, domain, **kwargs):
+    """Start a process of this benchmark's on the given ROS domain."""
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain),
+               PYTHONPATH=os.pathsep.join([ROOT, os.environ.get('PYTHONPATH', '')]))
+    return subprocess.Popen(args, env=env, cwd=ROOT, stderr=subprocess.DEVNULL, **kwargs)
+
+
+def start_wrench_sink(joints, domain):
+    """Start the wrench sink in its own process (see :func:`wait_sink_ready`)."""
+    return start_process([sys.executable, os.path.abspath(__file__), '--serve-wrench-sink',
+                          *joints], domain, stdout=subprocess.PIPE, text=True)
+
+
+def wait_sink_ready(sink):
+    """Block until the sink printed 'ready' (its topics connected to the node)."""
+    if sink.stdout.readline().strip() != 'ready':
+        raise RuntimeError('the wrench sink did not connect to the node')
+
+
 def start_node(urdf, executor, extra, domain):
     """Start the rnea node (gravity compensation), or the relay, in its own process."""
     args = [sys.executable, '-m', 'rnea_ros.node', '--executor', executor, '--ros-args',
@@ -105,10 +151,7 @@ def start_node(urdf, executor, extra, domain):
         args = [sys.executable, os.path.abspath(__file__), '--serve-relay']
     for item in extra:
         args += ['-p', item]
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain),
-               PYTHONPATH=os.pathsep.join([ROOT, os.environ.get('PYTHONPATH', '')]))
-    return subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    return start_process(args, domain, stdout=subprocess.DEVNULL)
 
 
 class Driver:
@@ -153,12 +196,6 @@ class Driver:
         stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
         if stamp in self.latency:
             self.latency[stamp] = now - stamp
-
-    def watch_wrenches(self, joints):
-        """Subscribe to every reaction-wrench topic (so the node computes and sends them)."""
-        for joint in joints:
-            self.node.create_subscription(WrenchStamped, f'/rnea/reaction_wrenches/{joint}',
-                                          lambda msg: None, 100)
 
     def _on_diag(self, msg):
         if not self.recording:
@@ -274,10 +311,13 @@ def measure(name, urdf, model, args, context, domain, wrenches=False):
         extra = extra + [f'reaction_wrenches_rate:={args.wrench_rate}']
     proc = start_node(urdf, executor, extra, domain)
     driver = Driver(context, model, args.stream_joints, args.hostile)
-    if 'subscribed' in name or wrenches:
-        driver.watch_wrenches(model.joint_names)
+    sink = None
+    if ('subscribed' in name or wrenches) and executor != 'relay':
+        sink = start_wrench_sink(model.joint_names, domain)
     try:
         driver.wait_ready()
+        if sink is not None:
+            wait_sink_ready(sink)
         driver.run(args.rate, min(1.0, args.duration), record=False)   # warm-up
         driver.latency = {}
         driver.compute_us = []
@@ -292,8 +332,10 @@ def measure(name, urdf, model, args, context, domain, wrenches=False):
         driver_cpu = (time.process_time() - driver_cpu0) / elapsed * 100.0
     finally:
         driver.close()
-        proc.terminate()
-        proc.wait(timeout=10)
+        for process in (proc, sink):
+            if process is not None:
+                process.terminate()
+                process.wait(timeout=10)
     lat = _latency_ms(driver.latency)
     return {
         'config': name,
@@ -413,9 +455,12 @@ def main():
                         help='soak seconds at --rate: RSS growth and latency creep')
     parser.add_argument('--window', type=float, default=30.0, help='soak window seconds')
     parser.add_argument('--serve-relay', action='store_true', help=argparse.SUPPRESS)
+    parser.add_argument('--serve-wrench-sink', nargs='+', help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_relay:
         return relay()
+    if args.serve_wrench_sink:
+        return wrench_sink(args.serve_wrench_sink)
     if args.rates or args.robots:
         return sweep(args)
     urdf = os.path.abspath(args.urdf or urdf_path(args.robot))
