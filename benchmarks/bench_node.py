@@ -83,14 +83,19 @@ def rss_mb(pid):
     return float('nan')
 
 
-def relay():
-    """Run a trivial node named rnea that republishes joint states on ~/joint_efforts."""
+def relay(prefix):
+    """Run a trivial node that republishes <prefix>joint_states on <prefix>joint_efforts.
+
+    Same QoS as the rnea node (input best effort, output depth 10 reliable) and the same
+    executor; ``prefix`` is '/rnea/' (in place of the node) or '/relay/' (beside it).
+    """
     from rclpy.experimental import EventsExecutor
     rclpy.init()
-    from rnea_ros.node.rnea_node import JOINT_STATE_QOS      # the node's own input QoS
-    node = rclpy.create_node('rnea')
-    pub = node.create_publisher(JointState, '~/joint_efforts', 10)
-    node.create_subscription(JointState, 'joint_states', pub.publish, JOINT_STATE_QOS)
+    from rnea_ros.node.rnea_node import INPUT_DEPTH, JOINT_STATE_QOS   # the node's own QoS
+    node = rclpy.create_node('relay')
+    pub = node.create_publisher(JointState, prefix + 'joint_efforts', INPUT_DEPTH)
+    states = '/joint_states' if prefix == '/rnea/' else prefix + 'joint_states'
+    node.create_subscription(JointState, states, pub.publish, JOINT_STATE_QOS)
     executor = EventsExecutor()
     executor.add_node(node)
     try:
@@ -147,8 +152,9 @@ def start_node(urdf, executor, extra, domain):
     """Start the rnea node (gravity compensation), or the relay, in its own process."""
     args = [sys.executable, '-m', 'rnea_ros.node', '--executor', executor, '--ros-args',
             '-p', f'urdf_file:={urdf}', '-p', 'mode:=gravity_compensation']
-    if executor == 'relay':
-        args = [sys.executable, os.path.abspath(__file__), '--serve-relay']
+    if executor in ('relay', 'relay beside'):
+        args = [sys.executable, os.path.abspath(__file__), '--serve-relay',
+                '/rnea/' if executor == 'relay' else '/relay/']
     for item in extra:
         args += ['-p', item]
     return start_process(args, domain, stdout=subprocess.DEVNULL)
@@ -157,8 +163,12 @@ def start_node(urdf, executor, extra, domain):
 class Driver:
     """Publishes joint states on time and records when each answer comes back."""
 
-    def __init__(self, context, model, stream_joints, hostile=False):
-        """Create the peer node, its publisher and its subscriptions."""
+    def __init__(self, context, model, stream_joints, hostile=False, relay=False):
+        """Create the peer node, its publishers and its subscriptions.
+
+        ``relay``: also drive a relay beside the node (on /relay/joint_states, answering on
+        /relay/joint_efforts); :attr:`target` chooses which of the two the stream goes to.
+        """
         self.hostile = hostile
         self.sent = 0
         self.bad_sent = 0
@@ -167,9 +177,14 @@ class Driver:
                                       context=context)
         self.executor = self._executor(context)
         self.executor.add_node(self.node)
-        self.pub = self.node.create_publisher(JointState, '/joint_states', 10)
-        self.sub = self.node.create_subscription(JointState, '/rnea/joint_efforts',
-                                                 self._on_effort, 100)
+        self.pubs, self.subs, self.latencies = {}, {}, {}
+        for target, prefix in [('node', '/rnea/'), ('relay', '/relay/')][:2 if relay else 1]:
+            states = '/joint_states' if target == 'node' else prefix + 'joint_states'
+            self.pubs[target] = self.node.create_publisher(JointState, states, 10)
+            self.latencies[target] = {}
+            self.subs[target] = self.node.create_subscription(
+                JointState, prefix + 'joint_efforts', self._answer(self.latencies[target]), 100)
+        self.target = 'node'
         self.node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diag, 10)
         names = list(model.joint_names)
         mimic = {m[0] for m in model.mimic}
@@ -179,9 +194,18 @@ class Driver:
         self.q = {n: float(np.clip(v, -3, 3)) for n, v in zip(names, mid)}
         self.msg = JointState(name=self.stream, position=[self.q[n] for n in self.stream],
                               velocity=[0.1] * len(self.stream))
-        self.latency = {}
         self.compute_us = []
         self.recording = False
+
+    @property
+    def latency(self):
+        """Return {stamp ns: latency ns or None (no answer yet)} of the current target."""
+        return self.latencies[self.target]
+
+    @latency.setter
+    def latency(self, value):
+        self.latencies[self.target].clear()
+        self.latencies[self.target].update(value)
 
     @staticmethod
     def _executor(context):
@@ -191,11 +215,14 @@ class Driver:
         except ImportError:
             return SingleThreadedExecutor(context=context)
 
-    def _on_effort(self, msg):
-        now = time.time_ns()
-        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        if stamp in self.latency:
-            self.latency[stamp] = now - stamp
+    @staticmethod
+    def _answer(latency):
+        def on_effort(msg):
+            now = time.time_ns()
+            stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+            if stamp in latency:
+                latency[stamp] = now - stamp
+        return on_effort
 
     def _on_diag(self, msg):
         if not self.recording:
@@ -213,10 +240,11 @@ class Driver:
             self.unrecorded -= 1  # StampCheck: 2 messages follow the outlier before recovery
         elif record:
             self.latency[now] = None
-        self.pub.publish(self.msg)
+        pub = self.pubs[self.target]
+        pub.publish(self.msg)
         self.sent += 1
         if self.hostile and self.sent % 10 == 0:
-            self.pub.publish(self._bad(now))
+            pub.publish(self._bad(now))
             self.bad_sent += 1
 
     def _bad(self, now):
@@ -245,24 +273,28 @@ class Driver:
     def wait_ready(self, timeout=60.0):
         """Wait for the node: publish the slow joints, then until an answer comes back."""
         end = time.monotonic() + timeout
-        while self.sub.get_publisher_count() == 0 or self.pub.get_subscription_count() == 0:
+        sub, pub = self.subs[self.target], self.pubs[self.target]
+        while sub.get_publisher_count() == 0 or pub.get_subscription_count() == 0:
             if time.monotonic() > end:
-                raise RuntimeError('the rnea node did not come up')
+                raise RuntimeError(f'the {self.target} did not come up')
             self.executor.spin_once(timeout_sec=0.05)
         got = []
         self.latency = {}
         once = JointState(name=self.once, position=[self.q[n] for n in self.once])
         while not got and time.monotonic() < end:
             if self.once:         # again each time: the node subscribes best effort
-                self.pub.publish(once)
+                pub.publish(once)
             self.publish(record=True)
             self.executor.spin_once(timeout_sec=0.05)
             got = [v for v in self.latency.values() if v is not None]
         if not got:
-            raise RuntimeError('the rnea node does not answer joint states')
+            raise RuntimeError(f'the {self.target} does not answer joint states')
 
-    def run(self, rate, seconds, record):
-        """Publish at ``rate`` Hz for ``seconds``, handling answers in between."""
+    def run(self, rate, seconds, record, drain=0.5):
+        """Publish at ``rate`` Hz for ``seconds``; return the seconds it took.
+
+        Answers are handled in between and for ``drain`` s after (not counted in the time).
+        """
         period = 1.0 / rate
         start = time.monotonic()
         count = int(round(rate * seconds))
@@ -274,10 +306,11 @@ class Driver:
                     break
                 self.executor.spin_once(timeout_sec=left)
             self.publish(record)
-        end = time.monotonic() + 0.5
+        elapsed = time.monotonic() - start
+        end = time.monotonic() + drain
         while time.monotonic() < end:
             self.executor.spin_once(timeout_sec=0.01)
-        return time.monotonic() - start - 0.5
+        return elapsed
 
     def close(self):
         """Destroy the driver node."""
@@ -336,21 +369,73 @@ def measure(name, urdf, model, args, context, domain, wrenches=False):
             if process is not None:
                 process.terminate()
                 process.wait(timeout=10)
-    lat = _latency_ms(driver.latency)
+    return dict(latency_figures(driver.latency), config=name, robot=model.name, rate=args.rate,
+                node_cpu_pct=node_cpu, driver_cpu_pct=driver_cpu, compute_us=_mean(driver))
+
+
+def _mean(driver):
+    return float(np.mean(driver.compute_us)) if driver.compute_us else float('nan')
+
+
+def latency_figures(latency):
+    """Return sent, answered, drops and the p50 / p99 / max latency (ms) of one record."""
+    lat = _latency_ms(latency)
     return {
-        'config': name,
-        'robot': model.name,
-        'rate': args.rate,
-        'sent': len(driver.latency),
+        'sent': len(latency),
         'answered': len(lat),
-        'drops': len(driver.latency) - len(lat),
+        'drops': len(latency) - len(lat),
         'p50_ms': np.percentile(lat, 50) if len(lat) else float('nan'),
         'p99_ms': np.percentile(lat, 99) if len(lat) else float('nan'),
         'max_ms': lat.max() if len(lat) else float('nan'),
-        'node_cpu_pct': node_cpu,
-        'driver_cpu_pct': driver_cpu,
-        'compute_us': float(np.mean(driver.compute_us)) if driver.compute_us else float('nan'),
     }
+
+
+def measure_with_relay(urdf, model, args, context, domain):
+    """Run the node and the trivial relay beside it in alternating blocks; return both rows.
+
+    Both processes run all along; the joint-state stream goes to one of them at a time, in
+    blocks of ``args.block`` s in the order relay, node, node, relay, relay, node... until each
+    had ``args.duration`` s.  So both see the same minutes of this shared machine (a relay run
+    before the node's, as earlier versions did, saw its p99 move between 0.36 and 0.72 ms from
+    one minute to the next).  The wrench sink (``--wrenches``) is subscribed all along.
+    """
+    extra = [] if args.wrench_rate is None else [f'reaction_wrenches_rate:={args.wrench_rate}']
+    procs = [start_node(urdf, 'events', extra, domain), start_node(urdf, 'relay beside', [],
+                                                                   domain)]
+    driver = Driver(context, model, args.stream_joints, args.hostile, relay=True)
+    sink = start_wrench_sink(model.joint_names, domain) if args.wrenches else None
+    busy = {'node': 0.0, 'relay': 0.0}
+    try:
+        for target in busy:
+            driver.target = target
+            driver.wait_ready()
+        if sink is not None:
+            procs.append(sink)
+            wait_sink_ready(sink)
+        for target in busy:
+            driver.target = target
+            driver.run(args.rate, min(1.0, args.duration), record=False)   # warm-up
+            driver.latency = {}
+        driver.compute_us = []
+        driver.recording = True
+        cpu0 = cpu_seconds(procs[0].pid)
+        blocks = max(1, int(round(args.duration / args.block)))
+        for i in range(blocks):
+            for target in ('relay', 'node') if i % 2 == 0 else ('node', 'relay'):
+                driver.target = target
+                busy[target] += driver.run(args.rate, args.duration / blocks, record=True,
+                                           drain=0.002)
+        driver.run(args.rate, 0.0, record=False)      # the last answers
+        node_cpu = (cpu_seconds(procs[0].pid) - cpu0) / busy['node'] * 100.0
+    finally:
+        driver.close()
+        for process in procs:
+            process.terminate()
+            process.wait(timeout=10)
+    rows = [dict(latency_figures(driver.latencies[target]), config=target, robot=model.name,
+                 rate=args.rate, blocks=blocks) for target in ('node', 'relay')]
+    rows[0].update(node_cpu_pct=node_cpu, compute_us=_mean(driver))
+    return rows
 
 
 def print_table(rows, args, model):
@@ -394,8 +479,10 @@ def print_sweep(rows, args):
         if 'relay_p99_ms' in r:
             ratio = r['p99_ms'] / r['relay_p99_ms']
             verdict = 'met' if r['drops'] <= 0.001 * r['sent'] and ratio <= 1.3 else 'NOT met'
-            print(f"{r['robot']} {r['rate']:.0f} Hz: node p99 {r['p99_ms']:.3f} ms, relay p99 "
-                  f"{r['relay_p99_ms']:.3f} ms (ratio {ratio:.2f}), node drops {r['drops']} of "
+            print(f"{r['robot']} {r['rate']:.0f} Hz, {r['blocks']} block pairs: node p50 "
+                  f"{r['p50_ms']:.3f} / p99 {r['p99_ms']:.3f} ms, relay p50 "
+                  f"{r['relay_p50_ms']:.3f} / p99 {r['relay_p99_ms']:.3f} ms (p99 ratio "
+                  f"{ratio:.2f}), node drops {r['drops']} of "
                   f"{r['sent']} ({100.0 * r['drops'] / r['sent']:.3f} %), relay drops "
                   f"{r['relay_drops']}: target (drops <= 0.1 %, p99 <= 1.3x relay) {verdict}")
     for robot in dict.fromkeys(r['robot'] for r in rows):
@@ -445,7 +532,10 @@ def main():
                         help='node parameter reaction_wrenches_rate (Hz, 0: every cycle; '
                         "default: the node's default)")
     parser.add_argument('--with-relay', action='store_true',
-                        help='sweep: run the trivial relay before each run and compare p99')
+                        help='sweep: run the trivial relay beside the node, the stream going '
+                        'to each in alternating blocks, and compare p99')
+    parser.add_argument('--block', type=float, default=2.0,
+                        help='--with-relay: seconds per block (default 2)')
     parser.add_argument('--hostile', action='store_true',
                         help='mix bad messages (unknown names, NaN, duplicates, future stamps) '
                         'into the stream')
@@ -454,11 +544,11 @@ def main():
     parser.add_argument('--soak', type=float, default=0.0,
                         help='soak seconds at --rate: RSS growth and latency creep')
     parser.add_argument('--window', type=float, default=30.0, help='soak window seconds')
-    parser.add_argument('--serve-relay', action='store_true', help=argparse.SUPPRESS)
+    parser.add_argument('--serve-relay', help=argparse.SUPPRESS)
     parser.add_argument('--serve-wrench-sink', nargs='+', help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_relay:
-        return relay()
+        return relay(args.serve_relay)
     if args.serve_wrench_sink:
         return wrench_sink(args.serve_wrench_sink)
     if args.rates or args.robots:
@@ -497,13 +587,13 @@ def sweep(args):
             for rate in rates:
                 args.rate = rate
                 if args.with_relay:
-                    relay_row = measure('relay (rclpy + DDS floor)', urdf, model, args, context,
-                                        domain, args.wrenches)
-                row = measure('events', urdf, model, args, context, domain, args.wrenches)
-                row['dof'] = len(model.joint_names)
-                if args.with_relay:
+                    row, relay_row = measure_with_relay(urdf, model, args, context, domain)
                     row['relay_p99_ms'] = relay_row['p99_ms']
+                    row['relay_p50_ms'] = relay_row['p50_ms']
                     row['relay_drops'] = relay_row['drops']
+                else:
+                    row = measure('events', urdf, model, args, context, domain, args.wrenches)
+                row['dof'] = len(model.joint_names)
                 rows.append(row)
                 print(f"{robot} {rate:.0f} Hz: p99 {row['p99_ms']:.3f} ms, drops "
                       f"{row['drops']}", flush=True)

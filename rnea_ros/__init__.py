@@ -14,7 +14,7 @@ _EXPORTS = {
     'rnea_ros.core.crba': ('mass_matrix',),
     'rnea_ros.core.dynamics': ('bias_forces', 'coriolis_torques', 'gravity_torques',
                                'inverse_dynamics', 'inverse_dynamics_batch',
-                               'reaction_wrenches'),
+                               'last_reaction_wrenches', 'reaction_wrenches'),
     'rnea_ros.core.floating_base': ('floating_base_inverse_dynamics',),
     'rnea_ros.core.model': ('RobotModel', 'Workspace'),
     'rnea_ros.core.specs': ('JointSpec', 'LinkSpec'),
@@ -22,7 +22,8 @@ _EXPORTS = {
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = ['RobotModel', 'Workspace', 'LinkSpec', 'JointSpec', 'inverse_dynamics',
-           'inverse_dynamics_batch', 'reaction_wrenches', 'gravity_torques', 'bias_forces',
+           'inverse_dynamics_batch', 'reaction_wrenches', 'last_reaction_wrenches',
+           'gravity_torques', 'bias_forces',
            'coriolis_torques', 'mass_matrix', 'forward_dynamics',
            'floating_base_inverse_dynamics']
 

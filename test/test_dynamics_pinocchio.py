@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
+from rnea_ros import (inverse_dynamics, last_reaction_wrenches, reaction_wrenches, RobotModel,
+                      Workspace)
 from robots import all_urdfs, PinocchioOracle, random_state, URDF, urdf_path
 
 pytest.importorskip('pinocchio')
@@ -39,6 +40,38 @@ def test_torques_and_reaction_wrenches_match_pinocchio(robot, floating):
         assert relative_error(inverse_dynamics(model, q, qd, qdd, f_ext=f_ext), tau_pin) < TOL
         assert relative_error(reaction_wrenches(model, q, qd, qdd, f_ext=f_ext),
                               wrench_pin) < TOL
+
+
+@pytest.mark.parametrize('floating', [False, True], ids=['fixed', 'floating'])
+@pytest.mark.parametrize('robot', sorted(URDF))
+def test_wrenches_left_by_one_inverse_dynamics_pass_match_pinocchio(robot, floating):
+    """After one inverse_dynamics pass, last_reaction_wrenches is Pinocchio's data.f.
+
+    Both on the plain fast path (the model's workspace) and after a checked call with f_ext and
+    gravity into a caller's workspace; joint friction does not enter f_i.
+    """
+    path = urdf_path(robot)
+    model = RobotModel.from_urdf_file(path, floating_base=floating)
+    oracle = PinocchioOracle(model, path)
+    rng = np.random.default_rng(7)
+    ws = Workspace(model)
+    for trial in range(4):
+        q, qd, qdd = random_state(model, rng, scale=2.0)
+        f_ext = some_wrenches(model, rng) if trial % 2 else None
+        _, wrench_pin = oracle.rnea(q, qd, qdd, f_ext)
+        if f_ext is None:
+            inverse_dynamics(model, q, qd, qdd)
+            assert relative_error(last_reaction_wrenches(model), wrench_pin) < TOL
+        inverse_dynamics(model, q, qd, qdd, f_ext=f_ext, gravity=(0.0, 0.0, -9.81), ws=ws)
+        assert relative_error(last_reaction_wrenches(model, ws), wrench_pin) < TOL
+    with_friction = RobotModel.from_urdf_file(
+        path, floating_base=floating, friction_viscous=dict.fromkeys(model.joint_names, 3.0))
+    inverse_dynamics(with_friction, q, qd, qdd)
+    assert relative_error(last_reaction_wrenches(with_friction),
+                          reaction_wrenches(with_friction, q, qd, qdd)) < TOL
+    with pytest.raises(ValueError, match='workspace'):
+        other = 'ur5' if robot == 'talos_reduced' else 'talos_reduced'
+        last_reaction_wrenches(model, Workspace(RobotModel.from_urdf_file(urdf_path(other))))
 
 
 # URDFs of example-robot-data known to be invalid: they may skip, by name; any other load failure

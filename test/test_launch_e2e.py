@@ -228,7 +228,10 @@ def test_mujoco_demo_runs_in_lock_step_and_all_three_exit_cleanly(workspace, pee
             if states else 0.0
 
     try:
-        assert peer.spin_until(lambda: sim_time() >= 2.0, timeout=120.0), launch.output()
+        # Commands too: discovery between this peer and the node can take a few seconds (a
+        # participant announces itself again every ~3 s when the first announcements are lost).
+        assert peer.spin_until(lambda: sim_time() >= 2.0 and len(commands) >= 10,
+                               timeout=120.0), launch.output()
         code, output = launch.interrupt()
     finally:
         launch.close()

@@ -109,6 +109,23 @@ def reaction_wrenches(model, q, qd, qdd, f_ext=None, gravity=None, base_accelera
     return out
 
 
+def last_reaction_wrenches(model, ws=None):
+    """Return the joint reaction wrenches of the last inverse dynamics run in ``ws``.
+
+    After ``inverse_dynamics(model, q, qd, qdd, f_ext, gravity, ..., ws=ws)`` (``ws`` None: the
+    model's default workspace, which the plain fast path uses) this equals
+    ``reaction_wrenches`` with the same arguments, without a second RNEA pass: the body forces
+    f_i the pass leaves in the workspace are the joint reaction wrenches (RBDA §5.3, as
+    Pinocchio's ``data.f`` after ``rnea``).  A control loop that needs both pays for one pass.
+    Friction and rotor inertia (joint terms) are not in f_i, as in :func:`reaction_wrenches`.
+    """
+    ws = model.default_workspace if ws is None else ws
+    if ws.nbodies != model.nbodies:
+        raise ValueError(f'ws is the workspace of a model with {ws.nbodies} bodies, robot '
+                         f"'{model.name}' has {model.nbodies}")
+    return ws.body_forces[model.joint_body]
+
+
 def inverse_dynamics_batch(model, Q, QD, QDD, gravity=None, base_acceleration=None, ws=None):
     """Return tau for each row of the (N, nq), (N, nv), (N, nv) arrays Q, QD, QDD as (N, nv)."""
     ws = prepare(model, ws, None, gravity, base_acceleration)
@@ -151,4 +168,5 @@ def coriolis_torques(model, q, qd, ws=None):
 
 
 __all__ = ['inverse_dynamics', 'inverse_dynamics_batch', 'reaction_wrenches',
+           'last_reaction_wrenches',
            'gravity_torques', 'bias_forces', 'coriolis_torques', 'joint_friction']

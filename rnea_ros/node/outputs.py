@@ -9,7 +9,7 @@ import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 import numpy as np
-from rnea_ros import inverse_dynamics, reaction_wrenches
+from rnea_ros import inverse_dynamics, last_reaction_wrenches
 from rnea_ros.node import bookkeeping as node_io
 
 
@@ -40,32 +40,35 @@ class CycleMixin:
         qd = self._accelerations(rt, now)
         f_ext = rt.wrenches.f_ext
         gravity, base = rt.base_acceleration.select(now, settings.gravity)
+        # Into the model's own workspace (its reaction wrenches are read from there below);
+        # without options (default gravity, no wrench, no base acceleration) the core's fast
+        # path runs the kernel at once.
+        options = () if (settings.default_gravity and gravity is settings.gravity
+                         and base is None and not f_ext) else (f_ext, gravity, base)
         try:
-            tau = inverse_dynamics(rt.model, rt.q, qd, rt.qdd, f_ext, gravity,
-                                   base_acceleration=base, ws=rt.ws)
-            wrenches = None
-            sends = self._wrench_sends(rt, now) if settings.publish_reaction_wrenches else 0
-            if sends:
-                wrenches = reaction_wrenches(rt.model, rt.q, qd, rt.qdd, f_ext, gravity,
-                                             base_acceleration=base, ws=rt.ws)
+            tau = inverse_dynamics(rt.model, rt.q, qd, rt.qdd, *options)
         except ValueError as exc:       # inputs are validated: a guard, not a code path
             self._reject('computation', str(exc))
             return
-        error = node_io.output_error(tau, wrenches)
-        if error:
-            self._reject('output', error)
-            return
+        # Clamp, and the output guard on the joints in the same call (-1: non-finite or huge).
         clamped = settings.limiter.clamp(tau[rt.offset_v:], rt.effort.view)
+        if clamped < 0 or rt.offset_v:
+            error = node_io.output_error(tau) or (clamped < 0 and 'efforts out of bounds')
+            if error:
+                self._reject('output', error)
+                return
+        # The outputs in order of urgency: efforts and commands first (the latency a robot
+        # sees), then the reaction wrenches of this same RNEA pass, then residual and contact.
         self._publish_efforts(rt, qd)
-        self._monitor.cycle(rt, self._stamp, f_ext, gravity, self._cfg['contact_thresholds'],
-                            base)
-        if wrenches is not None:
-            self._publish_wrenches(rt, wrenches, sends)
-        if rt.offset_v:
-            self._publish_base_wrench(rt, tau)
         if self._cmd_pub is not None and self._cfg['enabled'] and self._limit_fault is None \
                 and self._active:
             self._publish_command(rt, now)
+        if rt.offset_v:
+            self._publish_base_wrench(rt, tau)
+        if settings.publish_reaction_wrenches:
+            self._publish_wrenches(rt, now)
+        self._monitor.cycle(rt, self._stamp, f_ext, gravity, self._cfg['contact_thresholds'],
+                            base)
         self._stats.cycle(time.perf_counter() - start, clamped)
 
     def _publish_efforts(self, rt, qd):
@@ -97,7 +100,16 @@ class CycleMixin:
         self._wrench_budget -= sends
         return sends
 
-    def _publish_wrenches(self, rt, wrenches, sends):
+    def _publish_wrenches(self, rt, now):
+        """Send this cycle's share of reaction-wrench topics (round robin, see _wrench_sends)."""
+        sends = self._wrench_sends(rt, now)
+        if not sends:
+            return
+        wrenches = last_reaction_wrenches(rt.model)     # of this cycle's pass: no second one
+        error = node_io.output_error(None, wrenches)
+        if error:
+            self._reject('output', error)
+            return
         stamp = self._stamp
         targets, rows = rt.wrench_targets, rt.wrench_rows
         n = len(targets)

@@ -409,6 +409,7 @@ class RneaNode(InputsMixin, CycleMixin, Node):
         self._stamp = stamp
         if self._stale:
             self._stale = False
+            self._wrench_time, self._wrench_budget = now, 0.0   # no burst of wrenches owed
             self._log.info('joint states resumed')
         if self._rate_timer is None:
             self._compute(now)

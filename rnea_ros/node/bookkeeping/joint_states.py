@@ -1,8 +1,12 @@
 """Joint states merged by name, with their stamp checks."""
 
 import numpy as np
+from rnea_ros.core.kernels.vectors import scatter_bounded
 from rnea_ros.node.bookkeeping.names import (as_array, finite_error, MAX_JOINT_STATE,
                                              MAX_UNKNOWN_NAMES, MimicTable, NameMap, truncated)
+
+
+_NONE = np.zeros(0, dtype=np.intp)
 
 
 class JointStateInput:
@@ -25,6 +29,7 @@ class JointStateInput:
         self._follow = np.zeros(n, dtype=bool)
         self._follow[self.mimic.joint] = True
         self.ready = n == 0
+        self._merged = None
         self.unknown = set()
         self.unknown_count = 0
         self.new_unknown = ()
@@ -37,20 +42,25 @@ class JointStateInput:
             return f'{len(names)} names but {len(position)} positions'
         if len(velocity) not in (0, len(names)):
             return f'{len(names)} names but {len(velocity)} velocities'
-        error = (finite_error('position', position, MAX_JOINT_STATE)
-                 or finite_error('velocity', velocity, MAX_JOINT_STATE))
-        if error:
-            return error
         src, dst, unknown, error = self.names.lookup(names)
         if error:
             return error
         if not len(dst):    # empty or only unknown names: it must not refresh the watchdog
             return (f'names none of the model joints (got {truncated(names, 5)}); model joints: '
                     f'{truncated(self.names.joint_names, 5)}')
+        # One kernel call each (checks every value, then writes): velocity checked first, so
+        # that a rejected message leaves q and qd as they were.
+        if scatter_bounded(velocity, _NONE, self.qd, _NONE, MAX_JOINT_STATE) >= 0:
+            return finite_error('velocity', velocity, MAX_JOINT_STATE)
+        if scatter_bounded(position, src, self.q, dst, MAX_JOINT_STATE) >= 0:
+            return finite_error('position', position, MAX_JOINT_STATE)
+        if len(velocity):
+            scatter_bounded(velocity, src, self.qd, dst, MAX_JOINT_STATE)
+        else:
+            self.qd[dst] = 0.0
         self._note_unknown(unknown)
-        self.q[dst] = position[src]
-        self.qd[dst] = velocity[src] if len(velocity) else 0.0
-        if not self.ready or len(self.mimic):
+        if dst is not self._merged:     # a name list not merged last time (lookup caches dst)
+            self._merged = dst
             self.received[dst] = True
             self._follow &= ~self.received
             self.ready = self.ready or bool((self.received | self._follow).all())
@@ -77,6 +87,7 @@ class JointStateInput:
         self.ready = self.ready or bool((self.received | self._follow).all())
         self.mimic.fill(self.q, self._follow, True)
         self.mimic.fill(self.qd, self._follow, False)
+        self._merged = None
 
     def missing(self):
         """Return the model joints that still have no position."""

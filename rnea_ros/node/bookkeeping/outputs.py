@@ -4,6 +4,8 @@ import array
 import math
 
 import numpy as np
+from rnea_ros.core.kernels.vectors import clamp_bounded, first_outside
+from rnea_ros.core.layout import DEFAULT_GRAVITY
 from rnea_ros.node import params as node_params
 from rnea_ros.node.bookkeeping.names import MAX_OUTPUT
 
@@ -23,9 +25,12 @@ class EffortLimiter:
         self.ramp_start = None
 
     def clamp(self, tau, out):
-        """Write tau clamped to the limits into ``out``; return how many joints were clamped."""
-        np.clip(tau, -self.limits, self.limits, out=out)
-        return int(np.count_nonzero(out != tau))
+        """Write tau clamped to the limits into ``out``; return how many joints were clamped.
+
+        Returns -1 and writes nothing when a value is non-finite or above ``MAX_OUTPUT`` (the
+        output guard, in the same kernel call).
+        """
+        return clamp_bounded(tau, self.limits, MAX_OUTPUT, out)
 
     def start_ramp(self, now):
         """Restart the ramp-in (command output starts or resumes)."""
@@ -67,24 +72,20 @@ class LimitGuard:
         ranged = np.isfinite(lower) & np.isfinite(upper) & (lower < upper)
         self.lower = np.where(ranged, lower - margin, -np.inf)
         self.upper = np.where(ranged, upper + margin, np.inf)
-        with np.errstate(invalid='ignore'):         # inf - inf for joints without a range
-            self._mid = np.where(ranged, 0.5 * (lower + upper), 0.0)
-            self._half = np.where(ranged, 0.5 * (upper - lower) + margin, np.inf)
         velocity = np.asarray(velocity, dtype=float)
         self.vmax = np.where(velocity > 0.0, velocity * (1.0 + velocity_margin), np.inf)
 
     def violation(self, q, qd):
         """Return why (q, qd) is outside the limits (first joint), or None."""
-        if (np.abs(q - self._mid) <= self._half).all() and (np.abs(qd) <= self.vmax).all():
+        i = first_outside(q, qd, self.lower, self.upper, self.vmax)   # one kernel call
+        if i < 0:
             return None
-        for i, name in enumerate(self.names):
-            if not self.lower[i] <= q[i] <= self.upper[i]:
-                return (f"joint '{name}' at {q[i]:.4g} is outside its limits "
-                        f'[{self.lower[i]:.4g}, {self.upper[i]:.4g}] (margin included)')
-            if not abs(qd[i]) <= self.vmax[i]:
-                return (f"joint '{name}' moves at {qd[i]:.4g}, over its velocity limit "
-                        f'{self.vmax[i]:.4g} (margin included)')
-        return None
+        name = self.names[i]
+        if not self.lower[i] <= q[i] <= self.upper[i]:
+            return (f"joint '{name}' at {q[i]:.4g} is outside its limits "
+                    f'[{self.lower[i]:.4g}, {self.upper[i]:.4g}] (margin included)')
+        return (f"joint '{name}' moves at {qd[i]:.4g}, over its velocity limit "
+                f'{self.vmax[i]:.4g} (margin included)')
 
 
 class CycleStats:
@@ -190,6 +191,7 @@ class NodeSettings:
             raise ValueError(error)
         self.mode = cfg['mode']
         self.gravity = np.array(cfg['gravity'], dtype=float)
+        self.default_gravity = bool(np.array_equal(self.gravity, DEFAULT_GRAVITY))
         self.kp = node_params.per_joint(cfg['kp'], n, 0.0)
         self.kd = node_params.per_joint(cfg['kd'], n, 0.0)
         max_effort = cfg.get('max_effort')
