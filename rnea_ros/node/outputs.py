@@ -10,7 +10,10 @@ import time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 import numpy as np
 from rnea_ros import inverse_dynamics, last_reaction_wrenches
+from rnea_ros.core.kernels.vectors import scatter_bounded
 from rnea_ros.node import bookkeeping as node_io
+
+_SIX = np.arange(6)
 
 
 class CycleMixin:
@@ -51,7 +54,7 @@ class CycleMixin:
             self._reject('computation', str(exc))
             return
         # Clamp, and the output guard on the joints in the same call (-1: non-finite or huge).
-        clamped = settings.limiter.clamp(tau[rt.offset_v:], rt.effort.view)
+        clamped = settings.limiter.clamp(tau[rt.offset_v:], rt.effort)
         if clamped < 0 or rt.offset_v:
             error = node_io.output_error(tau) or (clamped < 0 and 'efforts out of bounds')
             if error:
@@ -72,14 +75,11 @@ class CycleMixin:
         self._stats.cycle(time.perf_counter() - start, clamped)
 
     def _publish_efforts(self, rt, qd):
-        msg = rt.effort_msg
-        msg.header.stamp = self._stamp
-        rt.position.view[:] = rt.q_j
-        rt.velocity.view[:] = qd[rt.offset_v:]
-        msg.position = rt.position.array
-        msg.velocity = rt.velocity.array
-        msg.effort = rt.effort.array
-        self._efforts_pub.publish(msg)
+        rt.position[:] = rt.q_j         # into the serialized message (efforts: by the clamp)
+        rt.velocity[:] = qd[rt.offset_v:]
+        out = rt.efforts_out
+        out.stamp(self._stamp)
+        self._efforts_pub.publish(out.message())
 
     def _wrench_sends(self, rt, now):
         """Return how many reaction-wrench topics to send this cycle (0: none, skip computing).
@@ -106,21 +106,20 @@ class CycleMixin:
         if not sends:
             return
         wrenches = last_reaction_wrenches(rt.model)     # of this cycle's pass: no second one
-        error = node_io.output_error(None, wrenches)
-        if error:
-            self._reject('output', error)
-            return
         stamp = self._stamp
         targets, rows = rt.wrench_targets, rt.wrench_rows
         n = len(targets)
         for _ in range(sends):
             i = self._wrench_cursor % n
             self._wrench_cursor = i + 1
-            pub, msg = targets[i]
-            msg.header.stamp = stamp
-            force, torque = msg.wrench.force, msg.wrench.torque
-            force.x, force.y, force.z, torque.x, torque.y, torque.z = wrenches[rows[i]].tolist()
-            pub.publish(msg)
+            pub, out = targets[i]
+            # Check and write in one kernel call (nothing written if non-finite or huge).
+            if scatter_bounded(wrenches[rows[i]], _SIX, out.views['wrench'], _SIX,
+                               node_io.MAX_OUTPUT) >= 0:
+                self._reject('output', node_io.output_error(None, wrenches))
+                return
+            out.stamp(stamp)
+            pub.publish(out.message())
 
     def _publish_base_wrench(self, rt, tau):
         msg = rt.base_msg
@@ -136,7 +135,7 @@ class CycleMixin:
             limiter.start_ramp(now)
             ramp = f'ramp over {limiter.ramp_time:g} s' if limiter.ramp_time > 0 else 'no ramp'
             self._log.info(f'command output starts on {self._cfg["command_topic"]} ({ramp})')
-        self._cmd_msg.data = rt.settings.fill_command(rt.effort.view, limiter.scale(now))
+        self._cmd_msg.data = rt.settings.fill_command(rt.effort, limiter.scale(now))
         self._cmd_pub.publish(self._cmd_msg)
 
     def _stop_commands(self, send_zero):

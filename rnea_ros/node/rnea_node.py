@@ -276,8 +276,8 @@ class RneaNode(InputsMixin, CycleMixin, Node):
         if rt is None:
             return
         active = [pub.get_subscription_count() > 0 for pub in self._wrench_list]
-        rt.wrench_targets = [(pub, msg) for pub, msg, on in
-                             zip(self._wrench_list, rt.wrench_msgs, active) if on]
+        rt.wrench_targets = [(pub, out) for pub, out, on in
+                             zip(self._wrench_list, rt.wrench_outs, active) if on]
         rt.wrench_rows = [i for i, on in enumerate(active) if on]
 
     # -- parameters ------------------------------------------------------------------------

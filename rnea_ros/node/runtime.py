@@ -18,6 +18,7 @@ from rnea_ros.core.urdf import parse_urdf, read_urdf_file
 from rnea_ros.node import bookkeeping as node_io
 from rnea_ros.node import checks as node_checks
 from rnea_ros.node import params as node_params
+from rnea_ros.node.bookkeeping import wire
 from rnea_ros.node.monitor_params import attach_payload
 from sensor_msgs.msg import JointState
 
@@ -83,7 +84,6 @@ class ModelRuntime:
         self.settings = node_io.NodeSettings(model.joint_names, model.effort_limits, cfg,
                                              self.limits)
         names = model.joint_names
-        n = len(names)
         self.offset_q, self.offset_v = (7, 6) if model.floating_base else (0, 0)
         self.q = np.zeros(model.nq)
         self.qd = np.zeros(model.nv)
@@ -99,13 +99,12 @@ class ModelRuntime:
         self.reference = node_io.ReferenceInput(names, model.mimic, cfg['desired_timeout'])
         self.wrenches = node_io.WrenchInput(model.link_names)
         self.ws = model.create_workspace()
-        self.position = node_io.FloatBuffer(n)
-        self.velocity = node_io.FloatBuffer(n)
-        self.effort = node_io.FloatBuffer(n)
-        self.effort_msg = JointState(name=list(names))
-        self.wrench_msgs = [WrenchStamped() for _ in names]
-        for msg, link in zip(self.wrench_msgs, model.child_links):
-            msg.header.frame_id = link
+        # The efforts message and the reaction wrenches are kept serialized (bookkeeping.wire):
+        # q, qd and the clamped efforts are written straight into the message bytes.
+        self.efforts_out = wire.joint_state_output(JointState, names)
+        self.position, self.velocity, self.effort = (
+            self.efforts_out.views[k] for k in ('position', 'velocity', 'effort'))
+        self.wrench_outs = [wire.wrench_output(WrenchStamped, link) for link in model.child_links]
         self.wrench_targets, self.wrench_rows = [], []    # topics with subscribers
         self.base_acceleration = node_io.BaseAccelerationInput(
             model.root_link, cfg['base_acceleration'], cfg['desired_timeout'],

@@ -3,6 +3,8 @@
 One module per concern: :mod:`.names` (name maps, mimic joints, bounds), :mod:`.joint_states`,
 :mod:`.side_inputs` (desired accelerations, reference, wrenches), :mod:`.base` (moving base,
 IMU), :mod:`.outputs` (limits, guards, statistics, settings); this face hands their names on.
+:mod:`.wire` (output messages kept serialized, the numbers written in place) is imported by
+name: it needs rclpy's serialization.
 
 Everything the node does besides talking to ROS lives here so it can be unit-tested with plain
 arrays: merging joint states by name (with mimic joints following their drivers), desired
