@@ -568,3 +568,15 @@ def test_live_reload_keeps_joint_states_and_does_not_restart_the_ramp(make, pand
     np.testing.assert_allclose(out.effort, full, atol=1e-12)
     h.spin_until(lambda: len(h.commands) > count)
     np.testing.assert_allclose(h.commands[-1].data, full, atol=1e-12)
+
+
+def test_undecodable_joint_state_bytes_are_rejected_and_the_node_answers_the_next(make, panda):
+    """Joint states arrive as bytes (wire.JointStateReader): garbage gets a reason, no crash."""
+    h = make(mode='gravity_compensation')
+    q, qd, _ = _state(panda)
+    assert h.joint_state(panda.joint_names, q, qd) is not None
+    h.publish('joint_states', b'\x00\x01\x00\x00' + b'\xff' * 40)
+    assert 'cannot decode' in h.node._last_error
+    answer = h.joint_state(panda.joint_names, q, qd)
+    np.testing.assert_allclose(answer.effort, inverse_dynamics(panda, q, np.zeros(9),
+                                                               np.zeros(9)), atol=1e-9)

@@ -102,3 +102,57 @@ def test_published_bytes_arrive_as_the_message():
         assert list(got[0].name) == ['j1', 'j2', 'j3'] and got[0].header.stamp.nanosec == 2
     finally:
         rclpy.shutdown(context=context)
+
+
+def _joint_state(names, sec, nanosec, frame='', rng=None, velocity=True, effort=False):
+    rng = rng or np.random.default_rng(0)
+    msg = JointState(name=list(names), position=rng.normal(size=len(names)).tolist(),
+                     velocity=rng.normal(size=len(names)).tolist() if velocity else [],
+                     effort=rng.normal(size=len(names)).tolist() if effort else [])
+    msg.header.stamp = Time(sec=sec, nanosec=nanosec)
+    msg.header.frame_id = frame
+    return msg
+
+
+def _same(got, msg):
+    return ((got.header.stamp.sec, got.header.stamp.nanosec)
+            == (msg.header.stamp.sec, msg.header.stamp.nanosec)
+            and list(got.name) == list(msg.name)
+            and all(np.array_equal(np.asarray(getattr(got, k), dtype=float),
+                                   np.asarray(getattr(msg, k), dtype=float))
+                    for k in ('position', 'velocity', 'effort')))
+
+
+@pytest.mark.parametrize('names', NAME_LISTS.values(), ids=NAME_LISTS.keys())
+def test_reader_gives_what_rclpy_decodes_and_skips_decoding_repeated_names(names):
+    reader = wire.JointStateReader(JointState, Time)
+    rng = np.random.default_rng(1)
+    for i, (frame, velocity, effort) in enumerate([('', True, False), ('', True, False),
+                                                   ('base', True, True), ('base', False, False),
+                                                   ('odd', True, True)]):
+        msg = _joint_state(names, 100 + i, 999_999_999 - i, frame, rng, velocity, effort)
+        got = reader.read(serialize_message(msg))
+        assert _same(got, msg)
+        assert isinstance(got, wire.JointStateView) == (i > 0)   # decoded once, then read
+
+
+def test_reader_follows_a_new_name_list_and_back():
+    reader = wire.JointStateReader(JointState, Time)
+    full, part = NAME_LISTS['panda'], NAME_LISTS['panda'][:7]
+    kinds = []
+    for names in [full, full, part, part, full, full]:
+        msg = _joint_state(names, 1, 2)
+        got = reader.read(serialize_message(msg))
+        assert _same(got, msg)
+        kinds.append(isinstance(got, wire.JointStateView))
+    assert kinds == [False, True, False, True, False, True]
+
+
+def test_reader_refuses_truncated_or_garbage_bytes_with_rclpy_errors():
+    reader = wire.JointStateReader(JointState, Time)
+    data = serialize_message(_joint_state(NAME_LISTS['talos_reduced'], 1, 2))
+    reader.read(data)                                   # the names are now remembered
+    for bad in [data[:-8], data[:100], data[:20], b'\x00\x01\x00\x00' + b'\xff' * 40]:
+        with pytest.raises(Exception):                  # noqa: B017 - rclpy's own error types
+            reader.read(bad)
+    assert _same(reader.read(data), deserialize_message(data, JointState))

@@ -28,6 +28,7 @@ import signal
 import sys
 import time
 
+from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import AccelStamped, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
@@ -45,6 +46,7 @@ from rclpy.utilities import remove_ros_args
 from rclpy.validate_topic_name import validate_topic_name
 from rnea_ros.node import bookkeeping as node_io
 from rnea_ros.node import params as node_params
+from rnea_ros.node.bookkeeping import wire
 from rnea_ros.node.inputs import InputsMixin
 from rnea_ros.node.outputs import CycleMixin
 from rnea_ros.node.runtime import BackgroundLoader, descriptor, load_model, ModelRuntime
@@ -146,9 +148,12 @@ class RneaNode(InputsMixin, CycleMixin, Node):
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', INPUT_DEPTH)
         self.create_subscription(String, 'robot_description', self._on_description,
                                  DESCRIPTION_QOS)
+        # Raw: the bytes are read by wire.JointStateReader (no message built while the names
+        # repeat); anything else is decoded by rclpy as before.
+        self._joint_state_reader = wire.JointStateReader(JointState, Time)
         self.create_subscription(
-            JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS,
-            qos_overriding_options=QoSOverridingOptions.with_default_policies())
+            JointState, 'joint_states', self._on_joint_state_data, JOINT_STATE_QOS,
+            qos_overriding_options=QoSOverridingOptions.with_default_policies(), raw=True)
         self.create_subscription(JointTrajectory, '~/desired_accelerations',
                                  self._on_desired_trajectory, INPUT_DEPTH)
         self.create_subscription(Float64MultiArray, '~/desired_accelerations_array',
@@ -379,6 +384,15 @@ class RneaNode(InputsMixin, CycleMixin, Node):
             self._log.error(self._last_error)
         else:
             self._install(runtime, label)
+
+    def _on_joint_state_data(self, data):
+        try:
+            msg = self._joint_state_reader.read(data)
+        except Exception as exc:  # noqa: B902 - rclpy's decoding errors vary: reject any
+            self._stats.inputs += 1
+            self._reject('joint_states', f'cannot decode the message: {exc}')
+            return
+        self._on_joint_state(msg)
 
     def _on_joint_state(self, msg):
         self._stats.inputs += 1
