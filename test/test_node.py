@@ -553,6 +553,26 @@ def test_python_m_node_stops_cleanly_on_sigterm_and_sigint():
             proc.kill()
 
 
+@pytest.mark.parametrize('delay', [0.1, 0.5, 1.0])
+def test_python_m_node_interrupted_during_start_up_exits_0_without_traceback(delay):
+    """Ctrl-C while the node imports, compiles or loads its model: a quiet exit code 0.
+
+    Before, ``python -m rnea_ros.node`` died by SIGINT (-2) with a KeyboardInterrupt traceback
+    when interrupted during its imports, which ros2 launch reports as a crash.
+    """
+    env = dict(os.environ, ROS_DOMAIN_ID=str(DOMAIN_ID), PYTHONPATH=ROOT)
+    proc = subprocess.Popen([sys.executable, '-m', 'rnea_ros.node', '--ros-args', '-p',
+                             f'urdf_file:={PANDA}'], env=env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(delay)
+        proc.send_signal(2)
+        out, _ = proc.communicate(timeout=20)
+        assert proc.returncode == 0 and 'Traceback' not in out, out
+    finally:
+        proc.kill()
+
+
 def test_live_reload_keeps_joint_states_and_does_not_restart_the_ramp(make, panda):
     h = make(mode='gravity_compensation', command_topic='/test/reload_cmd', ramp_time=0.2)
     h.watch_commands('/test/reload_cmd')

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from rnea_ros.core.kernels.vectors import clamp_bounded, first_outside, scatter_bounded
+from rnea_ros.core.kernels.vectors import (clamp_bounded, first_outside, follow_drivers,
+                                           scatter_bounded)
 
 
 def cases(seed, n=12):
@@ -61,3 +62,19 @@ def test_first_outside_is_the_first_joint_out_of_range_or_too_fast(seed):
         outside = ~((lower <= q) & (q <= upper) & (np.abs(qd) <= vmax))
         assert first_outside(q, qd, lower, upper, vmax) == (outside.argmax() if outside.any()
                                                             else -1)
+
+
+def test_follow_drivers_is_the_masked_affine_gather_in_row_order():
+    rng = np.random.default_rng(8)
+    for _ in range(100):
+        values = rng.normal(size=10)
+        joint = rng.permutation(10)[:4]
+        driver = rng.integers(0, 10, size=4)
+        multiplier, offset = rng.normal(size=4), rng.normal(size=4)
+        mask = rng.random(10) < 0.6
+        expected = values.copy()
+        for k in range(4):                  # rows in order: a driver may itself follow
+            if mask[joint[k]]:
+                expected[joint[k]] = multiplier[k] * expected[driver[k]] + offset[k]
+        follow_drivers(values, joint, driver, multiplier, offset, mask)
+        np.testing.assert_allclose(values, expected, rtol=1e-15, atol=1e-15)   # fused mul-add

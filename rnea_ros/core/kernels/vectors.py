@@ -1,10 +1,11 @@
-"""Vector kernels of a control cycle: bounded merge, guarded clamp, range check.
+"""Vector kernels of a control cycle: bounded merge, mimic joints, guarded clamp, range check.
 
 A control loop at 1 kHz spends more on small numpy calls than on the RNEA itself: each call on a
 short vector costs about a microsecond, two to three on a busy machine with cold caches.  These
 kernels each do in one dispatcher call what took four to eight numpy calls in the node's cycle
-(merge a joint state, check and clamp the efforts, check the joint limits).  Every kernel states
-its numpy form, which the tests compare it to.  NaN fails every bound (``abs(x) <= b`` is False).
+(merge a joint state, move mimic joints, check and clamp the efforts, check the joint limits).
+Every kernel states its numpy form, which the tests compare it to.  NaN fails every bound
+(``abs(x) <= b`` is False).
 """
 
 import numba
@@ -15,6 +16,7 @@ from rnea_ros.core.kernels.jit import OPTS
 _OUT = types.Array(types.float64, 1, 'A')      # contiguous or not (views of a bigger state)
 _VEC = types.Array(types.float64, 1, 'A', readonly=True)     # inputs: writable or not
 _IDX = types.Array(types.intp, 1, 'A', readonly=True)
+_MASK = types.Array(types.boolean, 1, 'A', readonly=True)
 
 
 @numba.njit(types.intp(_VEC, _IDX, _OUT, _IDX, types.float64), **OPTS)
@@ -67,3 +69,16 @@ def first_outside(q, qd, lower, upper, vmax):
         if not (lower[i] <= q[i] <= upper[i] and abs(qd[i]) <= vmax[i]):
             return i
     return -1
+
+
+@numba.njit(types.void(_OUT, _IDX, _IDX, _VEC, _VEC, _MASK), **OPTS)
+def follow_drivers(values, joint, driver, multiplier, offset, mask):
+    """Set ``values[joint[k]] = multiplier[k] * values[driver[k]] + offset[k]`` where ``mask``.
+
+    ``mask`` is indexed by joint (a mimic joint follows only when no message names it).  numpy
+    form, rows in order: ``m = mask[joint]``; ``values[joint[m]] = multiplier[m] *
+    values[driver[m]] + offset[m]``.
+    """
+    for k in range(joint.shape[0]):
+        if mask[joint[k]]:
+            values[joint[k]] = multiplier[k] * values[driver[k]] + offset[k]

@@ -5,6 +5,7 @@ import re
 import zlib
 
 import numpy as np
+from rnea_ros.core.kernels.vectors import follow_drivers
 
 _MAX_NAME_CACHE = 32
 # Joint positions (rad or m) and velocities (rad/s or m/s) beyond this are sensor garbage.
@@ -143,6 +144,7 @@ class MimicTable:
         self.driver = np.array([r[1] for r in rows], dtype=np.intp)
         self.multiplier = np.array([r[2] for r in rows])
         self.offset = np.array([r[3] for r in rows])
+        self._no_offset = np.zeros(len(rows))
 
     def __len__(self):
         """Return the number of mimic joints."""
@@ -150,7 +152,5 @@ class MimicTable:
 
     def fill(self, values, mask, with_offset):
         """Set values[m] from values[driver] for the mimic joints where ``mask`` is True."""
-        for k in range(len(self.joint)):
-            if mask[self.joint[k]]:
-                values[self.joint[k]] = self.multiplier[k] * values[self.driver[k]] + (
-                    self.offset[k] if with_offset else 0.0)
+        follow_drivers(values, self.joint, self.driver, self.multiplier,
+                       self.offset if with_offset else self._no_offset, mask)
