@@ -42,6 +42,7 @@ bench: venv
 	$(BIN)/python benchmarks/bench_inverse_dynamics.py --threads 1 --robots ur5
 	$(BIN)/python benchmarks/bench_call_overhead.py
 	$(BIN)/python benchmarks/bench_node.py --compare
+	$(BIN)/python benchmarks/bench_node_cycle.py --breakdown
 	$(BIN)/python benchmarks/bench_node.py --rates 1000 --robots panda,talos_reduced --wrenches \
 	    --with-relay --duration 30
 	$(BIN)/python benchmarks/bench_regressor.py
