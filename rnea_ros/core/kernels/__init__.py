@@ -14,7 +14,8 @@ and workspace tables are views cut from those two arrays inside the kernel.
 - :mod:`.jit`: compilation options, signatures, table views, the input check;
 - :mod:`.body`: per-body transforms and inertia products;
 - :mod:`.rnea`: inverse dynamics (RBDA Table 5.1), per call and batched;
-- :mod:`.aba`: forward dynamics (RBDA Table 7.1).
+- :mod:`.aba`: forward dynamics (RBDA Table 7.1);
+- :mod:`.vectors`: the small vector kernels of a control cycle (merge, mimic, clamp, limits).
 """
 
 from rnea_ros.core.kernels import _fresh_cache  # noqa: F401 - first: see its docstring
