@@ -6,8 +6,9 @@ Input: :class:`JointStateReader` reads repeated joint states from their bytes.
 On every publish rclpy converts a message to C and the middleware serializes it: for the effort
 message of a 32-joint robot (32 names, three arrays) about 5 of the ~30 us a publish takes
 (quiet machine; the rest is the middleware's write).  The names and frame of an output never
-change while a model is loaded, so its CDR bytes have a fixed layout.  :class:`SerializedMessage` serializes one message with rclpy, with marker
-values in its float64 fields, finds the stamp and those fields in the bytes, and keeps numpy
+change while a model is loaded, so its CDR bytes have a fixed layout.
+:class:`SerializedMessage` serializes one message with rclpy, with marker values in its float64
+fields, finds the stamp and those fields in the bytes, and keeps numpy
 views of them *inside* the bytes.  The node writes q, qd, efforts or a wrench there and
 publishes the bytes (``Publisher.publish(bytes)``: rmw's serialized publish, the path of
 ``ros2 bag play``); subscribers receive the same message.
