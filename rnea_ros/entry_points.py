@@ -5,6 +5,7 @@ each script imports its module here and turns an ImportError into ``<program>: <
 install>`` on stderr with exit code 1.
 """
 import importlib
+import signal
 import sys
 
 # How to get each optional dependency: PyPI, and the rosdep key package.xml uses.
@@ -26,12 +27,19 @@ def import_error_line(program, error):
     return f'{program}: {error}' + (f': {hint}' if hint and hint not in str(error) else '')
 
 
-def run(module_name, program, argv=None):
+def run(module_name, program, argv=None, early_stop=False):
     """Import ``module_name`` and return its ``main()``; 1 with one line on an ImportError.
 
     SIGINT during the import (the first start compiles the numba kernels for many seconds)
-    ends the program quietly with code 0, as it does once the node runs.
+    ends the program quietly with code 0, as it does once the node runs.  ``early_stop`` (the
+    nodes): SIGINT and SIGTERM are recorded from the start instead of raising
+    KeyboardInterrupt, which numba can swallow when it arrives inside one of its callbacks (the
+    node then started and ran on); the record is handed to ``main(stop=...)``.
     """
+    stop = []
+    if early_stop:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, lambda *_: stop.append(True))
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
@@ -39,17 +47,20 @@ def run(module_name, program, argv=None):
         return 1
     except KeyboardInterrupt:       # Ctrl-C while importing (numba's first compile): a stop
         return 0
-    return module.main() if argv is None else module.main(argv)
+    if stop:                        # Ctrl-C or SIGTERM while importing
+        return 0
+    options = {'stop': stop} if early_stop else {}
+    return module.main(**options) if argv is None else module.main(argv, **options)
 
 
 def rnea_node():
     """``rnea_node``: the rnea node."""
-    sys.exit(run('rnea_ros.node.rnea_node', 'rnea_node'))
+    sys.exit(run('rnea_ros.node.rnea_node', 'rnea_node', early_stop=True))
 
 
 def rnea_lifecycle_node():
     """``rnea_lifecycle_node``: the rnea node as a managed (lifecycle) node."""
-    sys.exit(run('rnea_ros.node.lifecycle', 'rnea_lifecycle_node'))
+    sys.exit(run('rnea_ros.node.lifecycle', 'rnea_lifecycle_node', early_stop=True))
 
 
 def mujoco_sim():

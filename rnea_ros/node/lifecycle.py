@@ -69,9 +69,9 @@ class ManagedRneaNode(LifecycleNodeMixin, RneaNode):
         return TransitionCallbackReturn.SUCCESS
 
 
-def main(args=None):
+def main(args=None, stop=None):
     """Run the managed node until Ctrl-C / SIGTERM; return the exit code."""
-    return node_main(args, node_class=ManagedRneaNode)
+    return node_main(args, node_class=ManagedRneaNode, stop=stop)
 
 
 if __name__ == '__main__':

@@ -451,8 +451,16 @@ def spin_until_signal(node, executor, should_stop, period=0.1):
         executor.spin_once(timeout_sec=period)
 
 
-def main(args=None, node_class=None):
-    """Run the node until Ctrl-C / SIGTERM; return the exit code."""
+def main(args=None, node_class=None, stop=None):
+    """Run the node until Ctrl-C / SIGTERM; return the exit code.
+
+    ``stop``: the list the console script's early signal handlers append to (see
+    :func:`rnea_ros.entry_points.run`), so that a Ctrl-C during the imports or rclpy.init is
+    not lost; this function appends to the same list from then on.
+    """
+    stop = [] if stop is None else stop
+    for signum in (signal.SIGINT, signal.SIGTERM):      # first: nothing may swallow a Ctrl-C
+        signal.signal(signum, lambda *_: stop.append(True))
     args = sys.argv if args is None else args
     parser = argparse.ArgumentParser(description='rnea ROS 2 node')
     parser.add_argument('--executor', choices=('events', 'single'), default='events',
@@ -460,9 +468,6 @@ def main(args=None, node_class=None):
                         'single: SingleThreadedExecutor')
     options = parser.parse_args(remove_ros_args(args)[1:])
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    stop = []
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.append(True))
     try:
         node = (node_class or RneaNode)()
     except (ParameterException, ValueError) as exc:
