@@ -175,7 +175,8 @@ class CycleMixin:
             level = node_io.ERROR
             message = f'joint limit guard: commands stopped ({self._limit_fault})'
 
-        status = DiagnosticStatus(level=bytes([level]), name=f'{self.get_name()}: rnea',
+        status = DiagnosticStatus(level=bytes([level]),
+                                  name=f'{self.get_fully_qualified_name()}: rnea',
                                   message=message,
                                   hardware_id=rt.model.name if rt is not None else '')
         values = {

@@ -35,6 +35,10 @@ COEFFICIENT_PARAMETERS = ('friction_viscous', 'friction_coulomb', 'armature')
 PER_JOINT_PARAMETERS = ('kp', 'kd', 'max_effort')
 
 
+class ParameterError(ValueError):
+    """Parameters that do not fit the model (not a fault of the robot description)."""
+
+
 @dataclass(frozen=True)
 class ParamSpec:
     """One parameter: its type, default and documentation (with units, REP 103)."""
@@ -183,6 +187,53 @@ MODEL_PARAMETERS += monitor_params.MODEL_PARAMETERS
 PER_JOINT_PARAMETERS += monitor_params.PER_JOINT_PARAMETERS
 
 
+# YAML 1.1 (rcl's `-p name:=value` and parameter files, `ros2 param set`) reads these unquoted
+# words as booleans; a string parameter given one gets the word it documents for it.
+YAML_BOOLEAN_WORDS = 'true/false, yes/no, on/off'
+_BOOLEAN_WORDS = {False: 'off', True: 'on'}
+
+
+def normalise(name, value):
+    """Return (value in the type of parameter ``name``, None) or (value, why it cannot be).
+
+    The one rule for values typed the way YAML reads them: a boolean given to a string
+    parameter becomes its documented word ('off' / 'on', when the parameter has that choice;
+    otherwise the reason says to quote it), an integer given to a double becomes a float,
+    integers in a double array floats, and an empty list of any type is the parameter's own
+    empty array.  ``value`` is a plain Python value (lists, not array.array); unknown names
+    and None pass unchanged.
+    """
+    spec = SPECS.get(name)
+    if spec is None or value is None:
+        return value, None
+    kind = spec.kind
+    if kind == 'string':
+        if isinstance(value, bool):
+            word = _BOOLEAN_WORDS[value]
+            if word in spec.choices:
+                return word, None
+            told = (f'{name} got the boolean {str(value).lower()} (YAML reads unquoted '
+                    f'{YAML_BOOLEAN_WORDS} as booleans)')
+            if spec.choices:
+                return value, f'{told}: give one of {list(spec.choices)}'
+            return value, f"{told}: quote the word, e.g. -p \"{name}:='no'\" or {name}: 'no'"
+        if not isinstance(value, str):
+            return value, f'{name} must be a string, got {value!r}'
+    elif kind == 'bool':
+        if not isinstance(value, bool):
+            return value, f'{name} must be true or false, got {value!r}'
+    elif kind == 'double':
+        if isinstance(value, int) and not isinstance(value, bool):
+            return float(value), None
+    elif isinstance(value, (list, tuple)):
+        if kind == 'double_array' and all(isinstance(v, int) and not isinstance(v, bool)
+                                          for v in value):
+            return [float(v) for v in value], None
+        if not value:
+            return [], None
+    return value, None
+
+
 def _check_double(spec, value):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f'{spec.name} must be a number, got {value!r}'
@@ -228,6 +279,9 @@ def check_value(name, value, joint_names=None):
     spec = SPECS.get(name)
     if spec is None or value is None:
         return None
+    value, error = normalise(name, value)
+    if error:
+        return error
     if spec.kind == 'double':
         return _check_double(spec, value)
     if spec.kind == 'string' and spec.choices and value not in spec.choices:
@@ -278,7 +332,7 @@ def joint_coefficients(cfg, joint_names):
     """Return {option: {joint: value}} for the model's friction and armature parameters.
 
     ``cfg`` holds the node parameters, ``joint_names`` the model's moving joints.  Raise
-    ValueError with the reason when the arrays do not fit the names they refer to.
+    :class:`ParameterError` with the reason when the arrays do not fit the names they refer to.
     """
     names = cfg.get('friction_joints')
     what = 'friction_joints'
@@ -287,15 +341,16 @@ def joint_coefficients(cfg, joint_names):
         what = 'command_joints' if cfg.get('command_joints') else 'model joints'
     error = check_joint_names(what, names, joint_names)
     if error:
-        raise ValueError(error)
+        raise ParameterError(error)
     options = {}
     for name in COEFFICIENT_PARAMETERS:
         values = cfg.get(name)
         if not values:
             continue
         if len(values) not in (1, len(names)):
-            raise ValueError(f'{name} has {len(values)} values; give 1 (all joints) or '
-                             f'{len(names)}, one per {what} entry in this order: {list(names)}')
+            raise ParameterError(f'{name} has {len(values)} values; give 1 (all joints) or '
+                                 f'{len(names)}, one per {what} entry in this order: '
+                                 f'{list(names)}')
         options[name] = dict(zip(names, per_joint(values, len(names), 0.0).tolist()))
     return options
 

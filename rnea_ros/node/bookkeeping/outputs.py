@@ -170,8 +170,8 @@ class FloatBuffer:
 class NodeSettings:
     """The model-dependent settings of the node, built from the parameters for one model.
 
-    Raises ValueError (with the reason) when the parameters do not fit the model: per-joint
-    array lengths, unknown command joints.
+    Raises :class:`rnea_ros.node.params.ParameterError` (a ValueError, with the reason) when the
+    parameters do not fit the model: per-joint array lengths, unknown command joints.
     """
 
     def __init__(self, joint_names, effort_limits, cfg, limits=None):
@@ -184,11 +184,11 @@ class NodeSettings:
         for name in node_params.PER_JOINT_PARAMETERS:
             error = node_params.check_value(name, cfg.get(name), names)
             if error:
-                raise ValueError(error)
+                raise node_params.ParameterError(error)
         command_joints = tuple(cfg.get('command_joints') or names)
         error = node_params.check_joint_names('command_joints', command_joints, names)
         if error:
-            raise ValueError(error)
+            raise node_params.ParameterError(error)
         self.mode = cfg['mode']
         self.gravity = np.array(cfg['gravity'], dtype=float)
         self.default_gravity = bool(np.array_equal(self.gravity, DEFAULT_GRAVITY))
