@@ -98,6 +98,16 @@ PARAMETERS = (
     ParamSpec('command_joints', 'string_array', [],
               'Joint order of the command array. []: all model joints in model order.',
               constraints='names of model joints, no duplicates'),
+    ParamSpec('fixed_joints', 'string_array', [],
+              'Joints no driver publishes (e.g. the fingers of an arm-only driver), held at '
+              'fixed_joint_positions with velocity 0 so that the node computes without them in '
+              'joint_states; a joint_states message that names one wins from then on. []: '
+              'none (the node waits until every model joint has a position).',
+              constraints='names of model joints, no duplicates'),
+    ParamSpec('fixed_joint_positions', 'double_array', [],
+              'Positions in rad or m of the fixed_joints, in their order (one value for all, '
+              'or one per fixed joint). []: 0 for every fixed joint.',
+              low=-1e6, high=1e6),
     ParamSpec('clamp_efforts', 'bool', True,
               'Clamp efforts (~/joint_efforts and commands) to the URDF effort limits.'),
     ParamSpec('max_effort', 'double_array', [],
@@ -315,6 +325,21 @@ def check_joint_names(name, names, joint_names):
         return (f'{name} names joints the model lacks: {unknown[:10]}; model joints: '
                 f'{list(joint_names)}')
     return None
+
+
+def fixed_joint_positions(cfg, joint_names):
+    """Return (model indices, positions) of the ``fixed_joints``; ParameterError if unfit."""
+    names = list(cfg.get('fixed_joints') or [])
+    values = list(cfg.get('fixed_joint_positions') or [])
+    error = check_joint_names('fixed_joints', names, joint_names)
+    if error:
+        raise ParameterError(error)
+    if len(values) not in (0, 1, len(names)) or (values and not names):
+        raise ParameterError(f'fixed_joint_positions has {len(values)} values; give 1 (all '
+                             f'fixed joints) or {len(names)}, one per fixed_joints entry in '
+                             f'this order: {names}')
+    index = [list(joint_names).index(name) for name in names]
+    return index, per_joint(values, len(names), 0.0)
 
 
 def per_joint(values, n, fill):

@@ -133,6 +133,7 @@ class ModelRuntime:
         self.qd_j = self.qd[self.offset_v:]
         self.qdd_j = self.qdd[self.offset_v:]
         self.joints = node_io.JointStateInput(names, model.mimic, q=self.q_j, qd=self.qd_j)
+        self.joints.set_fixed(*node_params.fixed_joint_positions(cfg, names))
         self.accelerations = node_io.AccelerationInput(names, cfg['desired_timeout'])
         self.reference = node_io.ReferenceInput(names, model.mimic, cfg['desired_timeout'])
         self.wrenches = node_io.WrenchInput(model.link_names)
@@ -160,12 +161,14 @@ class ModelRuntime:
         """Rebuild the settings from new parameters, keeping the ramp state."""
         settings = node_io.NodeSettings(self.model.joint_names, self.model.effort_limits, cfg,
                                         self.limits)
+        fixed = node_params.fixed_joint_positions(cfg, self.model.joint_names)
         self.base_acceleration.set_default(cfg['base_acceleration'])
         self.base_acceleration.set_imu(cfg['use_imu'], self.model.link_body,
                                        cfg['imu_angular_acceleration_filter'],
                                        cfg['desired_timeout'])
         settings.limiter.ramp_start = self.settings.limiter.ramp_start
         self.settings = settings
+        self.joints.set_fixed(*fixed)
         self.accelerations.timeout = cfg['desired_timeout']
         self.reference.timeout = cfg['desired_timeout']
         self.base_acceleration.timeout = cfg['desired_timeout']

@@ -137,6 +137,33 @@ class CycleStats:
         }
 
 
+class Notice:
+    """When to log a condition that persists (a silent wait): once, then at a low rate.
+
+    :meth:`due` is polled with the time; it is true ``delay`` seconds after the first poll of
+    the condition, then every ``period`` seconds while it lasts; :meth:`reset` when it ends.
+    """
+
+    def __init__(self, delay, period):
+        """Log first after ``delay`` s, then every ``period`` s."""
+        self.delay = delay
+        self.period = period
+        self._next = None
+
+    def due(self, now):
+        """Return True when the condition (holding at ``now``) should be logged now."""
+        if self._next is None:
+            self._next = now + self.delay
+        if now < self._next:
+            return False
+        self._next = now + self.period
+        return True
+
+    def reset(self):
+        """Forget the condition (it ended): the next one is logged after ``delay`` again."""
+        self._next = None
+
+
 OK, WARN, ERROR = 0, 1, 2
 
 
