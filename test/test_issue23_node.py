@@ -329,6 +329,59 @@ def test_fixed_joints_let_an_arm_only_driver_drive_the_node(make, panda):
     np.testing.assert_allclose(out.position[7:], [0.01, 0.01])
 
 
+# -- 12. frames as users have them ---------------------------------------------------------------
+
+SENSOR = """
+  <link name="ft_bracket"/><link name="ft_sensor"/>
+  <joint name="ft_bracket_joint" type="fixed"><parent link="panda_link7"/>
+    <child link="ft_bracket"/><origin xyz="0.01 -0.02 0.11" rpy="0 0 -0.785"/></joint>
+  <joint name="ft_sensor_joint" type="fixed"><parent link="ft_bracket"/><child link="ft_sensor"/>
+    <origin xyz="0 0.03 0.02" rpy="0.3 -0.2 1.1"/></joint>
+</robot>"""
+
+
+def _wrench(frame_id, values):
+    from geometry_msgs.msg import WrenchStamped
+    msg = WrenchStamped()
+    msg.header.frame_id = frame_id
+    f, t = msg.wrench.force, msg.wrench.torque
+    f.x, f.y, f.z, t.x, t.y, t.z = [float(v) for v in values]
+    return msg
+
+
+def test_wrench_in_a_sensor_frame_merged_over_fixed_joints_and_frame_rejections(make, panda):
+    """A force-torque reading in a sensor frame merged over two fixed joints.
+
+    It acts as the same wrench moved to panda_link7 by the URDF's joint origins (composed by
+    hand here); unknown and world-fixed frames are refused and the node keeps running.
+    """
+    from rnea_ros.core.spatial import rpy_to_matrix
+    with open(PANDA, encoding='utf-8') as f:
+        xml = f.read().replace('</robot>', SENSOR)
+    h = make(urdf_file='', robot_description=xml, mode='gravity_compensation',
+             clamp_efforts=False)
+    R1, p1 = rpy_to_matrix((0.0, 0.0, -0.785)), np.array([0.01, -0.02, 0.11])
+    R2, p2 = rpy_to_matrix((0.3, -0.2, 1.1)), np.array([0.0, 0.03, 0.02])
+    R, p = R1 @ R2, p1 + R1 @ p2                       # ft_sensor in panda_link7
+    w = np.array([3.0, -4.0, 12.0, 0.4, -0.2, 0.7])
+    force = R @ w[:3]
+    on_link7 = np.concatenate([force, R @ w[3:] + np.cross(p, force)])
+    q, _, _ = _state(panda, seed=43)
+    h.publish('wrench', _wrench('ft_sensor', w))
+    out = h.joint_state(panda.joint_names, q)
+    expected = inverse_dynamics(panda, q, ZERO, ZERO, f_ext={'panda_link7': on_link7})
+    np.testing.assert_allclose(out.effort, expected, rtol=1e-10, atol=1e-10)
+    assert not np.allclose(expected, inverse_dynamics(panda, q, ZERO, ZERO), atol=1e-3)
+    for frame, reason in (('ft_sensr', "'ft_sensr' is not a frame of the model"),
+                          ('panda_link0', 'fixed to the world')):
+        h.publish('wrench', _wrench(frame, w))
+        assert 'external_wrenches rejected' in h.node._last_error, frame
+        assert reason in h.node._last_error, h.node._last_error
+        assert 'ft_sensor' in h.node._last_error or frame == 'panda_link0'
+        again = h.joint_state(panda.joint_names, q)                 # still running, same wrench
+        np.testing.assert_allclose(again.effort, expected, rtol=1e-10, atol=1e-10)
+
+
 # -- node-level tests of what only unit tests covered ------------------------------------------
 
 def test_efforts_are_clamped_to_the_urdf_limits_alone(make, panda):

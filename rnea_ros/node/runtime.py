@@ -136,7 +136,8 @@ class ModelRuntime:
         self.joints.set_fixed(*node_params.fixed_joint_positions(cfg, names))
         self.accelerations = node_io.AccelerationInput(names, cfg['desired_timeout'])
         self.reference = node_io.ReferenceInput(names, model.mimic, cfg['desired_timeout'])
-        self.wrenches = node_io.WrenchInput(model.link_names)
+        self.wrenches = node_io.WrenchInput(
+            model.link_names, [link for link, (body, _, _) in model.link_body.items() if body < 0])
         self.ws = model.create_workspace()
         # The efforts message and the reaction wrenches are kept serialized (bookkeeping.wire):
         # q, qd and the clamped efforts are written straight into the message bytes.
