@@ -191,8 +191,12 @@ class CycleMixin:
         if kind != self._wait_kind:
             self._wait_kind = kind
             self._wait_notice.reset()
-        if waiting and self._wait_notice.due(now):
+        if not waiting or not self._wait_notice.due(now):
+            return
+        if kind == 'missing':           # a configuration issue; the others are normal at first
             self._log.warning(waiting[1])
+        else:
+            self._log.info(waiting[1])
 
     def _check_command_publishers(self):
         """Warn when another node publishes on the command topic (two commanders, one robot)."""
