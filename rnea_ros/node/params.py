@@ -4,8 +4,15 @@ The table is plain Python (no ROS import), so the node declares its parameters f
 compare it with ``config/rnea.yaml``, and :func:`check_value` validates a new value with a reason
 that the node's on-set-parameters callback returns to the caller.
 
+Values arrive typed as YAML reads them (``-p name:=value``, parameter files and ``ros2 param
+set`` all guess the type from the text): :func:`normalise` is the one rule that turns them into
+the table's types (``off``, read as false, is the word 'off'; integers are doubles; ``[]`` is the
+parameter's own empty array) for every parameter of the table, those other modules add included.
+
 Per-joint arrays (``kp``, ``kd``, ``max_effort``) hold either one value for every joint or one
 value per model joint, in model joint order (the order of ``name`` in ``~/joint_efforts``).
+``fixed_joints`` / ``fixed_joint_positions`` (parallel arrays, :func:`fixed_joint_positions`)
+hold joints that no driver publishes.
 
 Joint friction and rotor inertia (``friction_viscous``, ``friction_coulomb``, ``armature``):
 ROS parameters cannot be maps, so a name -> value map is given as the parallel arrays
