@@ -17,6 +17,7 @@ _EXPORTS = {
                                'inverse_dynamics', 'inverse_dynamics_batch',
                                'last_reaction_wrenches', 'reaction_wrenches'),
     'rnea_ros.core.floating_base': ('floating_base_inverse_dynamics',),
+    'rnea_ros.core.frame_acceleration': ('frame_acceleration', 'frame_motion', 'frame_velocity'),
     'rnea_ros.core.kinematics': ('frame_jacobian', 'frame_placement'),
     'rnea_ros.core.model': ('RobotModel', 'Workspace'),
     'rnea_ros.core.specs': ('JointSpec', 'LinkSpec'),
@@ -27,7 +28,8 @@ __all__ = ['RobotModel', 'Workspace', 'LinkSpec', 'JointSpec', 'inverse_dynamics
            'inverse_dynamics_batch', 'reaction_wrenches', 'last_reaction_wrenches',
            'gravity_torques', 'bias_forces',
            'coriolis_torques', 'coriolis_matrix', 'mass_matrix', 'forward_dynamics',
-           'frame_placement', 'frame_jacobian',
+           'frame_placement', 'frame_jacobian', 'frame_velocity', 'frame_acceleration',
+           'frame_motion',
            'floating_base_inverse_dynamics']
 
 
