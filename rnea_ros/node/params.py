@@ -175,10 +175,13 @@ PARAMETERS = (
               low=-1e4, high=1e4, constraints='exactly 6 finite values'),
     ParamSpec('use_imu', 'bool', False,
               'Take the acceleration of a moving fixed base from an IMU on ~/imu '
-              '(sensor_msgs/Imu, sensor-data QoS) rigidly attached to the root link (frame_id = '
-              'a link merged into the root by fixed joints; empty = root link). Its '
+              '(sensor_msgs/Imu, sensor-data QoS) on any link of the URDF (frame_id = the '
+              'link, sensor frames merged over fixed joints included; empty = root link). Its '
               'accelerometer gives a_base - g including the tilt against gravity, so the '
-              'gravity parameter is not applied while the IMU is used. Priority: a fresh '
+              'gravity parameter is not applied while the IMU is used. On a link that joints '
+              'move, the motion of the joints (last joint states, and the accelerations of the '
+              'cycle: desired or commanded in inverse_dynamics / computed_torque, zero in the '
+              'gravity modes) is taken out of the reading with the model. Priority: a fresh '
               '~/base_acceleration message, then the IMU while its last message is younger '
               'than desired_timeout, then the base_acceleration parameter with gravity. '
               'Fixed-base models only.'),

@@ -149,7 +149,7 @@ class ModelRuntime:
         self.base_acceleration = node_io.BaseAccelerationInput(
             model.root_link, cfg['base_acceleration'], cfg['desired_timeout'],
             model.floating_base)
-        self.base_acceleration.set_imu(cfg['use_imu'], model.link_body,
+        self.base_acceleration.set_imu(cfg['use_imu'], model,
                                        cfg['imu_angular_acceleration_filter'],
                                        cfg['desired_timeout'])
         self.base_msg = WrenchStamped()
@@ -164,7 +164,7 @@ class ModelRuntime:
                                         self.limits)
         fixed = node_params.fixed_joint_positions(cfg, self.model.joint_names)
         self.base_acceleration.set_default(cfg['base_acceleration'])
-        self.base_acceleration.set_imu(cfg['use_imu'], self.model.link_body,
+        self.base_acceleration.set_imu(cfg['use_imu'], self.model,
                                        cfg['imu_angular_acceleration_filter'],
                                        cfg['desired_timeout'])
         settings.limiter.ramp_start = self.settings.limiter.ramp_start
