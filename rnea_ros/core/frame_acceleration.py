@@ -114,7 +114,9 @@ def _finish(fX0, v_f, a_f, reference, classical):
     X, v_f, a_f = _in_reference(fX0, v_f, a_f, reference)
     if classical:
         a_f = a_f.copy()
-        a_f[:3] += np.cross(v_f[3:], v_f[:3])
+        w0, w1, w2 = v_f[3:].tolist()
+        v0, v1, v2 = v_f[:3].tolist()
+        a_f[:3] += (w1 * v2 - w2 * v1, w2 * v0 - w0 * v2, w0 * v1 - w1 * v0)    # w x v
     return X, v_f, a_f
 
 

@@ -13,6 +13,13 @@ _ZERO3 = np.zeros(3)
 _ZERO3.flags.writeable = False
 
 
+def _cross(a, b):
+    """Return a x b of two 3-vectors (np.cross costs ~10 us a call, this ~1 us)."""
+    a0, a1, a2 = a.tolist()
+    b0, b1, b2 = b.tolist()
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+
+
 class BaseAccelerationInput:
     """Acceleration of a moving fixed base: a fresh topic, else a fresh IMU, else the parameter.
 
@@ -213,8 +220,8 @@ class ImuInput:
             gain = -math.expm1(-dt / self.filter_time)
             alpha = self.alpha + gain * ((w - self.w) / dt - self.alpha)
         a0 = np.empty(6)
-        a0[:3] = R @ lin - np.cross(alpha, r) - np.cross(w, np.cross(w, r)) \
-            - 2.0 * np.cross(w, r_dot) - r_ddot
+        # w x (w x r) + 2 w x r' = w x (w x r + 2 r')
+        a0[:3] = R @ lin - _cross(alpha, r) - _cross(w, _cross(w, r) + 2.0 * r_dot) - r_ddot
         a0[3:] = alpha
         error = finite_error('base acceleration from the IMU', a0, MAX_BASE_ACCELERATION)
         if error:
