@@ -5,12 +5,12 @@ Inputs: the robot description (``robot_description`` topic, transient local, or 
 (JointTrajectory), ``~/desired_accelerations_array`` (Float64MultiArray, model joint order),
 ``~/reference`` (JointTrajectory, computed_torque mode), ``~/external_wrenches``
 (WrenchStamped, frame_id = link), ``~/base_acceleration`` (AccelStamped, world frame: the
-acceleration of a moving fixed base) and, with ``use_imu``, ``~/imu`` (sensor_msgs/Imu on a link
-fixed to the root: the base acceleration, tilt against gravity included; a fresh topic message
-wins over the IMU, a fresh IMU over the ``base_acceleration`` parameter; the base velocity is
-taken as zero).  Outputs: ``~/joint_efforts`` (JointState stamped with the input stamp),
-``~/reaction_wrenches/<joint>``, optional commands on ``command_topic`` (Float64MultiArray for
-ros2_control's forward_command_controller) and ``/diagnostics``.
+acceleration of a moving fixed base) and, with ``use_imu``, ``~/imu`` (sensor_msgs/Imu on any
+link, joint motion taken out: the base acceleration, tilt against gravity included; a fresh topic
+message wins over the IMU, a fresh IMU over the ``base_acceleration`` parameter; the base
+velocity is taken as zero).  Outputs: ``~/joint_efforts`` (JointState stamped with the input
+stamp), ``~/reaction_wrenches/<joint>``, optional commands on ``command_topic``
+(Float64MultiArray for ros2_control's forward_command_controller) and ``/diagnostics``.
 Service ``~/enable`` (std_srvs/SetBool) switches command output.  ``joint_states`` is subscribed
 best effort (hears reliable and best-effort publishers; QoS overridable by parameters).  A joint
 leaving its limits stops commands until re-enabled (the joint limit guard).  A managed variant is
