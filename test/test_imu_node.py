@@ -114,3 +114,28 @@ def test_imu_below_the_wrist_at_rest_on_an_accelerating_platform(make):
     np.testing.assert_allclose(out.effort, expected, rtol=1e-9, atol=1e-9)
     assert not np.allclose(expected, inverse_dynamics(model, q, zero, zero, gravity=G_ROOT),
                            atol=1e-2)
+
+
+def test_imu_below_the_wrist_uses_the_commanded_accelerations_in_computed_torque(make):
+    """computed_torque: the joints' part of the reading is that of the commanded qdd_cmd."""
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    xml, free = _panda_with_imu()
+    h = _start(make, xml, 'computed_torque')
+    model = h.node._rt.model
+    q, qd, _ = _state(model, seed=63)
+    q_ref, qd_ref, qdd_ref = _state(model, seed=64)
+    point = JointTrajectoryPoint(positions=list(q_ref[:8]), velocities=list(qd_ref[:8]),
+                                 accelerations=list(qdd_ref[:8]))
+    h.publish('reference', JointTrajectory(joint_names=list(model.joint_names[:8]),
+                                           points=[point]))
+    for ref in (q_ref, qd_ref, qdd_ref):                     # the mimic joint follows its driver
+        ref[8] = ref[7]
+    qdd_cmd = qdd_ref + 400.0 * (q_ref - q) + 40.0 * (qd_ref - qd)     # default kp, kd
+    a_origin = np.array([0.3, 1.1, -0.7])
+    h.joint_state(model.joint_names, q, qd)
+    gyro, accel = imu_reading(free, 'imu_sensor', q, qd, qdd_cmd, G_ROOT, a_origin)
+    h.publish('imu', _imu('imu_sensor', gyro, accel, 300.0))
+    out = h.joint_state(model.joint_names, q, qd)
+    expected = inverse_dynamics(model, q, qd, qdd_cmd, gravity=G_ROOT,
+                                base_acceleration=np.r_[a_origin, 0.0, 0.0, 0.0])
+    np.testing.assert_allclose(out.effort, expected, rtol=1e-9, atol=1e-9)
