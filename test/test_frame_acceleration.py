@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from rnea_ros import (frame_acceleration, frame_jacobian, frame_motion, frame_placement,
-                      frame_velocity, RobotModel)
+                      frame_velocity, inverse_dynamics, last_reaction_wrenches, RobotModel)
 from rnea_ros.core.frame_acceleration import frame_motion_reference, REFERENCES
 from robots import PinocchioOracle, random_state, URDF, urdf_path
 
@@ -158,6 +158,19 @@ def test_an_accelerometer_at_rest_reads_minus_gravity_in_its_frame():
         R = frame_placement(model, q, link)[:3, :3]
         f = frame_acceleration(model, q, zero, zero, link, base_acceleration=np.r_[-g, 0, 0, 0])
         np.testing.assert_allclose(f, np.r_[R.T @ -g, 0.0, 0.0, 0.0], atol=1e-12)
+
+
+def test_the_last_reaction_wrenches_survive_a_frame_acceleration():
+    """The kernel writes no body force: last_reaction_wrenches still holds the last RNEA's."""
+    model = RobotModel.from_urdf_file(urdf_path('panda'))
+    rng = np.random.default_rng(10)
+    q, qd, qdd = random_state(model, rng)
+    inverse_dynamics(model, q, qd, qdd)
+    before = last_reaction_wrenches(model).copy()
+    q2, qd2, qdd2 = random_state(model, rng)
+    frame_acceleration(model, q2, qd2, qdd2, 'panda_hand')
+    frame_acceleration(model, q2, qd2, qdd2, 'panda_hand', base_acceleration=np.ones(6))
+    np.testing.assert_array_equal(last_reaction_wrenches(model), before)
 
 
 def test_bad_inputs_are_refused_with_the_reason():

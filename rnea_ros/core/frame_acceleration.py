@@ -27,26 +27,28 @@ transform from the root frame to the reference (:func:`frame_motion` returns it)
 part is the specific force an accelerometer at the link origin reads.
 
 :func:`frame_motion_reference` is the readable numpy form (RBDA Table 5.1's forward pass with
-6x6 matrices, about 1 ms for a 7-joint arm).  The public functions take the body velocity and
-acceleration from the same forward pass run by the RNEA kernel (:mod:`rnea_ros.core.kernels.rnea`
-leaves v_i and a_i in the workspace) and the placement from the placement kernel; tests compare
-both forms with each other and with Pinocchio.  Pass ``ws`` (a :class:`Workspace` of the model)
-to keep the default workspace's last inverse dynamics (``last_reaction_wrenches``) untouched.
+6x6 matrices); the public functions run the numba kernel
+:func:`rnea_ros.core.kernels.frame_acceleration.frame_motion`, which computes the same without
+6x6 matrices (tests compare both with each other and with Pinocchio).  The kernel writes the
+transform, velocity and acceleration columns of the workspace only: the body forces of the last
+inverse dynamics (``last_reaction_wrenches``) stay valid.
 """
 
 import numpy as np
 
 from rnea_ros.core.checks import (check_quaternion, finite_vector, link_frame,
-                                  not_a_model, workspace)
-from rnea_ros.core.dynamics import inverse_dynamics
+                                  not_a_model, raise_status, workspace)
 from rnea_ros.core.joints import NV
-from rnea_ros.core.kinematics import frame_placement
-from rnea_ros.core.layout import PARENT, W_A, W_V
+from rnea_ros.core.kernels.frame_acceleration import frame_motion as _kernel
+from rnea_ros.core.kinematics import link_frames
+from rnea_ros.core.layout import PARENT, STATUS_OK, STATUS_OVERFLOW
 from rnea_ros.core.reference import joint_state, tree_transforms
 from rnea_ros.core.spatial import crm, plucker, plucker_inverse, plucker_parts
 
 REFERENCES = ('LOCAL', 'WORLD', 'LOCAL_WORLD_ALIGNED')
-_NO_GRAVITY = np.zeros(3)
+_CODE = {name: code for code, name in enumerate(REFERENCES)}   # the kernel's LOCAL, WORLD, ...
+_ZERO6 = np.zeros(6)            # a_0 of a call without base acceleration (the kernel reads it)
+_empty = np.empty
 
 
 def body_motion(model, q, qd, qdd, a_0):
@@ -132,6 +134,31 @@ def frame_motion_reference(model, q, qd, qdd, link, reference='LOCAL', classical
     return _finish(fXb @ X0[body], fXb @ v[body], fXb @ a[body], reference, classical)
 
 
+def _run(model, q, qd, qdd, link, reference, classical, base_acceleration, ws):
+    """Return (M, va) of the kernel: the plain call at once, else inputs checked first."""
+    try:       # the plain call: kernel at once (it checks the state); anything else: checked
+        buffer = model.default_workspace.buffer if ws is None else \
+            ws.buffer if ws.nbodies == model.nbodies else None
+        M, va = _empty((4, 4)), _empty((2, 6))
+        if base_acceleration is None and _kernel(
+                model.kernel_model, buffer, model._link_frames[link], q, qd, qdd, _ZERO6, M, va,
+                _CODE[reference], classical) == STATUS_OK:
+            return M, va
+    except (AttributeError, KeyError, TypeError, ValueError):
+        pass
+    q, qd, qdd, a_0 = _checked(model, q, qd, qdd, link, reference, base_acceleration)
+    ws = workspace(model, ws)
+    M, va = _empty((4, 4)), _empty((2, 6))
+    status = _kernel(model.kernel_model, ws.buffer, link_frames(model)[link], q, qd, qdd, a_0,
+                     M, va, _CODE[reference], bool(classical))
+    if status == STATUS_OVERFLOW:
+        raise ValueError(f"the motion of link '{link}' overflows for robot '{model.name}': "
+                         'q, qd, qdd or base_acceleration too large')
+    if status:
+        raise_status(model, status, (q, qd, qdd), ('q', 'qd', 'qdd'))
+    return M, va
+
+
 def frame_motion(model, q, qd, qdd, link, reference='LOCAL', classical=True,
                  base_acceleration=None, ws=None):
     """Return (X, v, a) of ``link``'s frame: transform from the root, twist, acceleration.
@@ -146,19 +173,15 @@ def frame_motion(model, q, qd, qdd, link, reference='LOCAL', classical=True,
     ValueError for an unknown link or reference, inputs of the wrong length or not finite, a
     floating-base quaternion of zero norm, and a base_acceleration with a floating base.
     """
-    q, qd, qdd, a_0 = _checked(model, q, qd, qdd, link, reference, base_acceleration)
-    ws = workspace(model, ws)
-    body, R_bl, p_bl = model.link_body[link]
-    fXb = plucker(np.asarray(R_bl).T, p_bl)
-    M = frame_placement(model, q, link, ws)     # root_R_link, link origin in the root
-    fX0 = plucker(M[:3, :3].T, M[:3, 3])
-    if body < 0:
-        return _finish(fX0, np.zeros(6), fX0 @ a_0, reference, classical)
-    # RBDA Table 5.1's forward pass by the RNEA kernel: v_i, a_i stay in the workspace.
-    inverse_dynamics(model, q, qd, qdd, gravity=_NO_GRAVITY,
-                     base_acceleration=None if model.floating_base else a_0, ws=ws)
-    row = ws.data[body]
-    return _finish(fX0, fXb @ row[W_V:W_V + 6], fXb @ row[W_A:W_A + 6], reference, classical)
+    M, va = _run(model, q, qd, qdd, link, reference, classical, base_acceleration, ws)
+    R, p = M[:3, :3], M[:3, 3]
+    if reference == 'LOCAL':
+        X = plucker(R.T, p)
+    elif reference == 'WORLD':
+        X = np.eye(6)
+    else:
+        X = plucker(np.eye(3), p)
+    return X, va[0], va[1]
 
 
 def frame_velocity(model, q, qd, link, reference='LOCAL', ws=None):
@@ -167,8 +190,8 @@ def frame_velocity(model, q, qd, link, reference='LOCAL', ws=None):
     Pinocchio's ``getFrameVelocity``; equal to ``frame_jacobian(model, q, link, reference) @
     qd``.  ValueError as :func:`frame_motion`.
     """
-    return frame_motion(model, q, qd, np.zeros(getattr(model, 'nv', 0)), link, reference,
-                        classical=False, ws=ws)[1]
+    return _run(model, q, qd, np.zeros(getattr(model, 'nv', 0)), link, reference, False, None,
+                ws)[1][0]
 
 
 def frame_acceleration(model, q, qd, qdd, link, reference='LOCAL', classical=True,
@@ -183,7 +206,7 @@ def frame_acceleration(model, q, qd, qdd, link, reference='LOCAL', classical=Tru
     a_0 = a_base - g, the classical 'LOCAL' linear part is an accelerometer's specific force.
     ValueError as :func:`frame_motion`.
     """
-    return frame_motion(model, q, qd, qdd, link, reference, classical, base_acceleration, ws)[2]
+    return _run(model, q, qd, qdd, link, reference, classical, base_acceleration, ws)[1][1]
 
 
 __all__ = ['frame_acceleration', 'frame_motion', 'frame_motion_reference', 'frame_velocity',
