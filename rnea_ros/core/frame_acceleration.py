@@ -17,7 +17,7 @@ Conventions (the same as Pinocchio's ``getFrameVelocity``, ``getFrameAcceleratio
 - The *spatial* acceleration ``a`` is the rate of the twist field at a point fixed in space
   (RBDA §2.11); the *classical* acceleration of the point (the second derivative of its
   position, what an accelerometer feels) is ``a_lin + w x v_lin`` with ``w``, ``v_lin`` and
-  ``a`` in the same reference (RBDA eq. 2.44).  The angular parts are equal.
+  ``a`` in the same reference (RBDA §2.11).  The angular parts are equal.
 
 A moving fixed base (ship, platform) with the node's convention enters as ``base_acceleration``
 ``a_0 = [a_origin; alpha]`` of the root in the root frame, the base velocity taken as zero: the

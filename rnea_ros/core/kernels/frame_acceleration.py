@@ -144,7 +144,7 @@ def frame_motion(model, buffer, frame, q, qd, qdd, a0, M, va, reference, classic
                 vy += pz * wx - px * wz
                 vz += px * wy - py * wx
             va[k, 0], va[k, 1], va[k, 2], va[k, 3], va[k, 4], va[k, 5] = vx, vy, vz, wx, wy, wz
-    if classical:                   # a_lin += w x v_lin (RBDA eq. 2.44)
+    if classical:                   # a_lin += w x v_lin (RBDA §2.11)
         vx, vy, vz, wx, wy, wz = va[0, 0], va[0, 1], va[0, 2], va[0, 3], va[0, 4], va[0, 5]
         va[1, 0] += wy * vz - wz * vy
         va[1, 1] += wz * vx - wx * vz
