@@ -21,7 +21,8 @@ RNEA_ARGUMENTS = (
                  'empty: as in params_file'),
     ('params_file', '', 'YAML parameter file (default: the installed config/rnea.yaml)'),
     ('command_topic', '', 'Float64MultiArray effort command topic (e.g. '
-                          '/effort_controller/commands); empty: as in params_file'),
+                          'effort_controller/commands, relative to the namespace); empty: as '
+                          'in params_file'),
     ('command_joints', '', 'comma-separated joint order of the commands; empty: as in '
                            'params_file'),
     ('namespace', '', 'ROS namespace of the node'),
@@ -34,17 +35,23 @@ RNEA_ARGUMENTS = (
 GRAVITY_COMPENSATION_DEFAULTS = {
     'mode': 'gravity_compensation',
     'params_file': 'gravity_compensation.yaml',
-    'command_topic': '/effort_controller/commands',
+    # relative: in namespace:=left it is /left/effort_controller/commands, so two namespaced
+    # robots never command one controller
+    'command_topic': 'effort_controller/commands',
 }
+
+# A launch configuration the XML twins set to their own file name, so that a refusal names the
+# file the user ran (not the Python file the XML includes).
+LAUNCH_FILE_CONFIGURATION = 'rnea_launch_file'
 
 
 def arguments(defaults=None):
     """Return the (name, default, description) rows with some defaults replaced.
 
-    The params_file default is resolved to the full path of the installed YAML file.
+    The params_file default is the full path of the installed YAML file.
     """
     defaults = dict(defaults or {})
-    defaults['params_file'] = resolve_params_file(defaults.get('params_file'))
+    defaults['params_file'] = shipped_params_file(defaults.get('params_file'))
     return tuple((name, defaults.get(name, default), text)
                  for name, default, text in RNEA_ARGUMENTS)
 
@@ -73,12 +80,34 @@ def shipped_urdf_file():
     return os.path.join(share_dir('urdf'), SHIPPED_ROBOT)
 
 
-def resolve_params_file(value):
-    """Return the parameter file path: a path as given, a bare name from config_dir()."""
-    value = value or 'rnea.yaml'
-    if os.sep in value or os.path.isabs(value):
-        return value
-    return os.path.join(config_dir(), value)
+def shipped_params_file(name=None):
+    """Return the installed parameter file ``name`` (default ``rnea.yaml``)."""
+    return os.path.join(config_dir(), name or 'rnea.yaml')
+
+
+def resolve_params_file(value, default=None):
+    """Return the absolute path of the parameter file ``value``; ValueError if there is none.
+
+    Empty: the installed ``default`` (``rnea.yaml``).  Otherwise the user's path wins, relative
+    to the working directory as in a shell; only when no such file exists is a bare name of a
+    shipped file (``gravity_compensation.yaml``) read from the installed config folder.  A file
+    that is found nowhere stops the launch with one line: never a silent fallback.
+    """
+    text = str(value or '').strip()
+    if not text:
+        return shipped_params_file(default)
+    path = os.path.abspath(os.path.expanduser(text))
+    if os.path.exists(path):
+        if not os.path.isfile(path):
+            raise ValueError(f"params_file '{text}': {path} is not a regular file")
+        return path
+    shipped = os.path.join(config_dir(), text)
+    if os.path.basename(text) == text and os.path.isfile(shipped):
+        return shipped
+    where = '' if os.path.isabs(os.path.expanduser(text)) else \
+        f' (a relative path is read from the working directory {os.getcwd()})'
+    raise ValueError(f"params_file '{text}' not found: no file {path}{where}; the shipped "
+                     f'files are in {config_dir()}')
 
 
 def parse_bool(value, name):
@@ -180,11 +209,13 @@ def gravity_compensation_config(config):
     config = dict(config)
     for name, default in GRAVITY_COMPENSATION_DEFAULTS.items():
         if not config.get(name):
-            config[name] = resolve_params_file(default) if name == 'params_file' else default
+            config[name] = shipped_params_file(default) if name == 'params_file' else default
+    config['params_file'] = resolve_params_file(config['params_file'])
+    launch_file = config.get(LAUNCH_FILE_CONFIGURATION) or 'gravity_compensation.launch.py'
     if not parse_list(config.get('command_joints', '')) and \
-            not params_file_command_joints(resolve_params_file(config['params_file'])):
+            not params_file_command_joints(config['params_file']):
         raise ValueError(
-            'gravity_compensation.launch.py needs command_joints:=j1,j2,... (the joints of '
+            f'{launch_file} needs command_joints:=j1,j2,... (the joints of '
             'your effort controller, in its order) or a params_file that sets command_joints; '
             'refusing to command every URDF joint')
     return config
