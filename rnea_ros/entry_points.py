@@ -2,7 +2,9 @@
 
 ``rnea_ros/__init__.py`` imports the dynamics core lazily, so this module loads without numba;
 each script imports its module here and turns an ImportError into ``<program>: <reason>: <how to
-install>`` on stderr with exit code 1.
+install>`` on stderr with exit code 1.  Optional dependencies imported later, where they are used
+(scipy by ``excite`` and ``identify``, matplotlib for plots), get the same line when the script
+runs into them.
 """
 import importlib
 import signal
@@ -15,7 +17,15 @@ INSTALL_HINTS = {
     'urdf_parser_py': 'pip install urdfdom-py (rosdep key urdfdom_py)',
     'yaml': 'pip install PyYAML (rosdep key python3-yaml)',
     'matplotlib': 'pip install matplotlib (rosdep key python3-matplotlib)',
+    'scipy': 'pip install scipy (rosdep key python3-scipy)',
+    'rosbags': 'pip install rosbags (PyPI only)',
 }
+
+
+def missing_optional(error):
+    """Return the optional dependency an ImportError says is missing, or None."""
+    name = (getattr(error, 'name', None) or '').split('.')[0]
+    return name if isinstance(error, ModuleNotFoundError) and name in INSTALL_HINTS else None
 
 
 def import_error_line(program, error):
@@ -50,7 +60,13 @@ def run(module_name, program, argv=None, early_stop=False):
     if stop:                        # Ctrl-C or SIGTERM while importing
         return 0
     options = {'stop': stop} if early_stop else {}
-    return module.main(**options) if argv is None else module.main(argv, **options)
+    try:        # optional dependencies are imported where they are used (scipy, matplotlib)
+        return module.main(**options) if argv is None else module.main(argv, **options)
+    except ModuleNotFoundError as error:
+        if missing_optional(error) is None:
+            raise
+        print(import_error_line(program, error), file=sys.stderr)
+        return 1
 
 
 def rnea_node():
