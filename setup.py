@@ -41,6 +41,8 @@ setup(
             'mujoco_sim = rnea_ros.entry_points:mujoco_sim',
             'reference_trajectory = rnea_ros.entry_points:reference_trajectory',
             'add_ros2_control = rnea_ros.entry_points:add_ros2_control',
+            'trajectory_feedforward = rnea_ros.entry_points:trajectory_feedforward',
+            'feedforward_action_proxy = rnea_ros.entry_points:feedforward_action_proxy',
         ],
     },
 )

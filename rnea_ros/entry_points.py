@@ -19,6 +19,8 @@ INSTALL_HINTS = {
     'matplotlib': 'pip install matplotlib (rosdep key python3-matplotlib)',
     'scipy': 'pip install scipy (rosdep key python3-scipy)',
     'rosbags': 'pip install rosbags (PyPI only)',
+    'control_msgs': 'it comes with ROS 2 (apt install ros-$ROS_DISTRO-control-msgs), not '
+                    'from PyPI',
 }
 
 
@@ -92,6 +94,17 @@ def reference_trajectory():
 def rnea_ros_cli():
     """``rnea-ros``: torques and bag analysis from the command line."""
     sys.exit(run('rnea_ros.analysis.cli', 'rnea-ros'))
+
+
+def trajectory_feedforward():
+    """``trajectory_feedforward``: JointTrajectory in, the same with model efforts out."""
+    sys.exit(run('rnea_ros.feedforward.node', 'trajectory_feedforward', early_stop=True))
+
+
+def feedforward_action_proxy():
+    """``feedforward_action_proxy``: FollowJointTrajectory with efforts filled (control_msgs)."""
+    sys.exit(run('rnea_ros.feedforward.action_proxy', 'feedforward_action_proxy',
+                 early_stop=True))
 
 
 def add_ros2_control():

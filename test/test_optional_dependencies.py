@@ -98,3 +98,12 @@ def test_identify_and_analyze_dependencies_are_declared():
     assert 'mujoco' in keywords['extras_require']['sim']
     with open(os.path.join(ROOT, 'package.xml'), encoding='utf-8') as stream:
         assert '<exec_depend>python3-scipy</exec_depend>' in stream.read()
+
+
+def test_action_proxy_without_control_msgs_is_one_line(tmp_path):
+    """control_msgs is not on PyPI: the proxy program names the ROS package instead."""
+    result = run_without('control_msgs', 'feedforward_action_proxy',
+                         ['feedforward_action_proxy'], tmp_path)
+    assert result.returncode == 1 and 'Traceback' not in result.stderr, result.stderr
+    line, = result.stderr.strip().splitlines()
+    assert 'control_msgs' in line and 'ros-$ROS_DISTRO-control-msgs' in line
