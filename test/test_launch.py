@@ -291,3 +291,91 @@ def test_gravity_compensation_xml_tells_the_python_file_its_own_name():
               if perform_substitutions(LaunchContext(), name) == lh.LAUNCH_FILE_CONFIGURATION]
     assert len(values) == 1
     assert perform_substitutions(LaunchContext(), values[0]) == 'gravity_compensation.launch.xml'
+
+
+# -- issue 23 item 13: lifecycle, log_level, node_name, robot_description (URDF or xacro) ------
+
+def test_lifecycle_node_name_and_log_level_arguments():
+    """lifecycle:=true runs the managed node; node_name and log_level reach the process."""
+    names = {name for name, _, _ in lh.arguments()}
+    assert {'lifecycle', 'log_level', 'node_name', 'robot_description'} <= names
+    kwargs = lh.rnea_node_kwargs(_config(lifecycle='true', node_name='left_arm',
+                                         log_level='DEBUG'))
+    assert kwargs['executable'] == 'rnea_lifecycle_node' and kwargs['name'] == 'left_arm'
+    assert kwargs['arguments'][-3:] == ['--ros-args', '--log-level', 'debug']
+    plain = lh.rnea_node_kwargs(_config())
+    assert plain['executable'] == 'rnea_node' and plain['name'] == 'rnea'
+    assert not plain.get('arguments')
+
+
+@pytest.mark.parametrize('name, value, reason', [
+    ('log_level', 'loud', 'log_level must be one of'),
+    ('node_name', '2arm', 'node_name'),
+    ('node_name', 'my/arm', 'node_name'),
+    ('lifecycle', 'perhaps', 'lifecycle'),
+])
+def test_bad_launch_interface_values_are_refused_with_their_name(name, value, reason):
+    with pytest.raises(ValueError, match=reason):
+        lh.rnea_node_kwargs(_config(**{name: value}))
+
+
+def test_robot_description_argument_takes_a_urdf_file_or_xml(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    xml = '<robot name="r"><link name="base"/></robot>'
+    (tmp_path / 'r.urdf').write_text(xml)
+    assert lh.rnea_parameters(_config(robot_description='r.urdf'))[1]['robot_description'] == xml
+    assert lh.rnea_parameters(_config(robot_description=xml))[1]['robot_description'] == xml
+    with pytest.raises(ValueError, match='robot_description.*missing.urdf'):
+        lh.rnea_parameters(_config(robot_description='missing.urdf'))
+    with pytest.raises(ValueError, match='not both'):
+        lh.rnea_parameters(_config(robot_description='r.urdf', urdf_file='r.urdf'))
+    rsp = lh.robot_state_publisher_kwargs(_config(robot_description='r.urdf',
+                                                  publish_robot_description='true'))
+    assert rsp['parameters'][0]['robot_description'] == xml
+
+
+XACRO = """<?xml version="1.0"?>
+<robot name="bar" xmlns:xacro="http://www.ros.org/wiki/xacro">
+  <xacro:property name="mass" value="2.5"/>
+  <xacro:macro name="body" params="name">
+    <link name="${name}"><inertial><mass value="${mass}"/>
+      <inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  </xacro:macro>
+  <xacro:body name="base"/>
+  <xacro:body name="arm"/>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="arm"/>
+    <axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+</robot>
+"""
+
+
+def test_robot_description_xacro_is_expanded_when_xacro_is_installed(tmp_path, monkeypatch):
+    pytest.importorskip('xacro', reason='xacro not installed (pip install xacro)')
+    from rnea_ros import RobotModel
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'bar.urdf.xacro').write_text(XACRO)
+    xml = lh.rnea_parameters(_config(robot_description='bar.urdf.xacro'))[1][
+        'robot_description']
+    model = RobotModel.from_urdf_string(xml)
+    assert list(model.joint_names) == ['j1'] and abs(model.total_mass - 5.0) < 1e-12
+
+
+def test_robot_description_xacro_without_xacro_says_how_to_get_it(tmp_path, monkeypatch):
+    """Where xacro is missing: one line naming the file, xacro and how to install it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'bar.urdf.xacro').write_text(XACRO)
+    monkeypatch.setitem(sys.modules, 'xacro', None)
+    with pytest.raises(ValueError) as error:
+        lh.rnea_parameters(_config(robot_description='bar.urdf.xacro'))
+    message = str(error.value)
+    assert '\n' not in message and 'bar.urdf.xacro' in message
+    assert 'pip install xacro' in message and 'ros-$ROS_DISTRO-xacro' in message
+
+
+@pytest.mark.parametrize('filename', ['rnea.launch.xml', 'gravity_compensation.launch.xml'])
+def test_xml_launch_files_pass_the_new_arguments_on(filename):
+    _launch_modules()
+    from launch import LaunchContext
+    description = _load(filename)
+    declared = declared_arguments(LaunchContext(), description)
+    assert {'lifecycle', 'log_level', 'node_name', 'robot_description'} <= set(declared)

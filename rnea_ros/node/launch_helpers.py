@@ -7,6 +7,7 @@ actions.  The pure functions (argument parsing, parameter lists) are unit-tested
 """
 
 import os
+import re
 import sysconfig
 
 from rnea_ros.core.urdf import read_urdf_file
@@ -28,8 +29,17 @@ RNEA_ARGUMENTS = (
     ('namespace', '', 'ROS namespace of the node'),
     ('use_sim_time', '', 'use /clock (true/false); empty: as in params_file (else false)'),
     ('publish_robot_description', 'false',
-     'also start robot_state_publisher with urdf_file (true/false)'),
+     'also start robot_state_publisher with urdf_file or robot_description (true/false)'),
+    ('robot_description', '', 'URDF file, xacro file (.xacro: needs xacro installed) or URDF '
+                              'XML, given to the node as its robot_description parameter; '
+                              'empty: urdf_file or the robot_description topic'),
+    ('node_name', 'rnea', 'name of the node (its topics and services are ~/ of it)'),
+    ('lifecycle', 'false', 'true: the managed (lifecycle) node, rnea_lifecycle_node, which '
+                           'starts unconfigured'),
+    ('log_level', '', 'log level of the node: debug, info, warn, error or fatal; empty: info'),
 )
+LOG_LEVELS = ('debug', 'info', 'warn', 'error', 'fatal')
+XACRO_HINT = 'pip install xacro, or apt install ros-$ROS_DISTRO-xacro'
 
 # gravity_compensation.launch.py: same arguments, hardware defaults.
 GRAVITY_COMPENSATION_DEFAULTS = {
@@ -136,6 +146,11 @@ def rnea_parameters(config):
         overrides['use_sim_time'] = parse_bool(config['use_sim_time'], 'use_sim_time')
     if config.get('urdf_file'):
         overrides['urdf_file'] = os.path.abspath(os.path.expanduser(config['urdf_file']))
+    description = robot_description_xml(config)
+    if description is not None:
+        if config.get('urdf_file'):
+            raise ValueError('give urdf_file or robot_description, not both')
+        overrides['robot_description'] = description
     for name in ('mode', 'command_topic'):
         if config.get(name):
             overrides[name] = config[name]
@@ -145,17 +160,68 @@ def rnea_parameters(config):
     return [resolve_params_file(config.get('params_file')), overrides]
 
 
+def robot_description_xml(config):
+    """Return the URDF XML of the robot_description argument, or None when it is empty.
+
+    The argument is URDF XML (it starts with ``<``) or a file, relative to the working
+    directory: a ``.xacro`` file is expanded with xacro (ValueError naming how to install it
+    where it is missing), any other file is read as URDF.
+    """
+    text = str(config.get('robot_description') or '').strip()
+    if not text:
+        return None
+    if text.startswith('<'):
+        return text
+    path = os.path.abspath(os.path.expanduser(text))
+    if not os.path.isfile(path):
+        raise ValueError(f"robot_description '{text}' is neither URDF XML nor a file: no file "
+                         f'{path}')
+    if not path.endswith('.xacro'):
+        return read_urdf_file(path)
+    try:
+        import xacro
+    except ImportError:
+        raise ValueError(f"robot_description '{text}' is a xacro file and xacro is not "
+                         f'installed: {XACRO_HINT}') from None
+    try:
+        return xacro.process_file(path).toxml()
+    except Exception as error:  # noqa: B902 (xacro raises its own and XML errors)
+        raise ValueError(f"xacro could not expand robot_description '{text}': "
+                         f'{str(error).splitlines()[0] if str(error) else type(error).__name__}'
+                         ) from None
+
+
+def node_arguments(config):
+    """Return (executable, name, extra command-line arguments) from the launch interface."""
+    lifecycle = parse_bool(config.get('lifecycle', 'false'), 'lifecycle')
+    name = str(config.get('node_name') or 'rnea').strip()
+    if not re.fullmatch(r'[A-Za-z_][A-Za-z0-9_]*', name):
+        raise ValueError('launch argument node_name must be a ROS node name (letters, digits, '
+                         f"'_', not starting with a digit), got '{name}'")
+    level = str(config.get('log_level') or '').strip().lower()
+    level = 'warn' if level == 'warning' else level
+    if level and level not in LOG_LEVELS:
+        raise ValueError(f'launch argument log_level must be one of {list(LOG_LEVELS)}, got '
+                         f"'{config.get('log_level')}'")
+    extra = ['--ros-args', '--log-level', level] if level else []
+    return ('rnea_lifecycle_node' if lifecycle else 'rnea_node'), name, extra
+
+
 def rnea_node_kwargs(config):
     """Return the keyword arguments of launch_ros.actions.Node for the rnea node."""
-    return {
+    executable, name, extra = node_arguments(config)
+    kwargs = {
         'package': PACKAGE,
-        'executable': 'rnea_node',
-        'name': 'rnea',
+        'executable': executable,
+        'name': name,
         'namespace': config.get('namespace', ''),
         'parameters': rnea_parameters(config),
         'output': 'screen',
         'emulate_tty': True,
     }
+    if extra:
+        kwargs['arguments'] = extra
+    return kwargs
 
 
 def robot_state_publisher_kwargs(config):
@@ -163,9 +229,12 @@ def robot_state_publisher_kwargs(config):
     if not parse_bool(config.get('publish_robot_description', 'false'),
                       'publish_robot_description'):
         return None
-    if not config.get('urdf_file'):
-        raise ValueError('publish_robot_description:=true needs urdf_file:=<path>')
-    xml = read_urdf_file(config['urdf_file'])
+    xml = robot_description_xml(config)
+    if xml is None and not config.get('urdf_file'):
+        raise ValueError('publish_robot_description:=true needs urdf_file:=<path> or '
+                         'robot_description:=<file>')
+    if xml is None:
+        xml = read_urdf_file(config['urdf_file'])
     return {
         'package': 'robot_state_publisher',
         'executable': 'robot_state_publisher',
