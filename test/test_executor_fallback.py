@@ -57,6 +57,7 @@ def test_events_executor_is_the_default_where_rclpy_has_it():
     code = """
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
+from rnea_ros.node.rnea_node import make_executor
 try:
     from rclpy.experimental import EventsExecutor
     expected = 'EventsExecutor'
@@ -76,6 +77,7 @@ def test_without_events_executor_both_choosers_fall_back_to_single_threaded():
     code = HIDE + """
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
+from rnea_ros.node.rnea_node import make_executor
 from rnea_ros.sim.ros_helpers import make_executor as sim_make_executor
 rclpy.init()
 assert type(make_executor('events')) is SingleThreadedExecutor
