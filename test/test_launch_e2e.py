@@ -256,7 +256,7 @@ def test_gravity_compensation_refuses_to_start_without_command_joints(workspace,
     finally:
         launch.close()
     assert code != 0
-    assert 'needs command_joints' in output, output
+    assert f'{launch_file} needs command_joints' in output, output     # the file you ran
     assert 'process started' not in output, output
 
 
