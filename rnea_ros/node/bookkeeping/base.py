@@ -129,13 +129,15 @@ class ImuInput:
         frame = self.frames.get(frame_id)
         if frame is not None:
             return frame, None
+        allowed = ', '.join(sorted(name for name in self.frames if name))
         if frame_id not in self.links:
             return None, (f"frame_id '{frame_id}' is not a link of the model (the IMU frame "
                           f"must be a link rigidly attached to the root link '{self.root_link}'"
-                          ', or empty for the root link)')
+                          f', or empty for the root link; here: {allowed})')
         return None, (f"frame_id '{frame_id}' is a link moved by the robot's joints: the IMU "
                       f"must be rigidly attached to the root link '{self.root_link}' (fixed "
-                      'joints only)')
+                      f'joints only: {allowed}); it gives the base acceleration, and on a moving '
+                      'link it would also measure the joint accelerations')
 
     def update(self, frame_id, angular_velocity, linear_acceleration, gyro_covariance0,
                accel_covariance0, sensor_time, now):
