@@ -251,3 +251,38 @@ def test_node_publishes_the_trajectory_filled_and_drops_a_bad_one(graph):
     assert len(received) == 2 and len(received[1].points) == 2     # the bad one was dropped
     executor.remove_node(node)
     node.destroy_node()
+
+
+def test_node_waits_for_the_robot_description_topic_then_fills(graph):
+    """No model yet: nothing forwarded; the latched robot_description gives the model."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from rnea_ros.feedforward.node import TrajectoryFeedforwardNode
+    from std_msgs.msg import String
+    context, executor, peer = graph
+    node = TrajectoryFeedforwardNode(context=context)
+    executor.add_node(node)
+    received = []
+    peer.create_subscription(JointTrajectory, '/joint_trajectory_controller/joint_trajectory',
+                             received.append, 10)
+    publisher = peer.create_publisher(JointTrajectory, '/trajectory_feedforward/joint_trajectory',
+                                      10)
+    assert spin_until(executor, lambda: publisher.get_subscription_count() > 0 and
+                      node._pub.get_subscription_count() > 0, 10.0)
+    t, P, V, A = motion(10, seed=7)
+    publisher.publish(trajectory(ARM, t, P, V, A))
+    assert not spin_until(executor, lambda: received, 1.0)     # no model: not forwarded
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    with open(PANDA, encoding='utf-8') as stream:
+        peer.create_publisher(String, '/robot_description', latched).publish(
+            String(data=stream.read()))
+    assert spin_until(executor, lambda: node._filler is not None, 10.0)
+    publisher.publish(trajectory(ARM, t, P, V, A))
+    assert spin_until(executor, lambda: received, 10.0)
+    model = RobotModel.from_urdf_file(PANDA)
+    q, qd, qdd = np.zeros(9), np.zeros(9), np.zeros(9)
+    q[:7], qd[:7], qdd[:7] = P[4], V[4], A[4]
+    np.testing.assert_allclose(received[0].points[4].effort,
+                               inverse_dynamics(model, q, qd, qdd)[:7], atol=1e-9)
+    executor.remove_node(node)
+    node.destroy_node()
