@@ -19,8 +19,9 @@ JAZZY_VENV := .venv-jazzy
 JAZZY_BIN := $(JAZZY_VENV)/bin
 JAZZY_STAMP := $(JAZZY_VENV)/.installed-$(shell cksum requirements-jazzy.txt | cut -d' ' -f1)
 JAZZY_CLI_STAMP := $(JAZZY_VENV)/.ros2-cli-installed
-JAZZY_TESTS := $(sort $(wildcard test/test_node*.py)) test/test_wire.py test/test_launch.py \
-    test/test_launch_e2e.py test/test_executor_fallback.py test/test_feedforward.py
+JAZZY_TESTS := $(sort $(wildcard test/test_node*.py test/test_issue*_node.py)) test/test_wire.py \
+    test/test_launch.py test/test_launch_e2e.py test/test_executor_fallback.py \
+    test/test_feedforward.py
 
 .PHONY: venv venv-jazzy test test-kilted test-jazzy lint demo bench clean
 
