@@ -67,7 +67,9 @@ def build_filler(cfg, topic_description=None):
         label, text = 'topic robot_description', topic_description
     else:
         return None, None
-    model_cfg = dict(cfg, floating_base=False, command_joints=[])
+    # every rnea node parameter at its default (load_model may read any of them), then ours
+    model_cfg = {name: spec.default for name, spec in node_params.SPECS.items()}
+    model_cfg.update(cfg, floating_base=False, command_joints=[])
     model = runtime.load_model(label, text, model_cfg)
     names, positions = list(cfg['hold_joints']), list(cfg['hold_positions'])
     if positions and len(positions) != len(names):
