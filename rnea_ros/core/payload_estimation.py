@@ -66,6 +66,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rnea_ros.core.dynamics import joint_friction
+from rnea_ros.core.layout import PARENT
 from rnea_ros.core.payload import Payload
 from rnea_ros.core.regressor import inertial_parameters, NPARAM, regressor
 from rnea_ros.core.spatial import skew
@@ -334,14 +335,19 @@ class PayloadEstimator:
         """Return the seconds between the first and last stamped sample."""
         return 0.0 if self._t0 is None else self._t1 - self._t0
 
-    def progress(self):
-        """Return an :class:`EstimationProgress` (fraction of duration or poses, current guess)."""
+    @property
+    def fraction(self):
+        """Return the fraction of the target done: duration or poses, whichever is further."""
         parts = []
         if self.duration:
             parts.append(self.span / self.duration)
         if self.target_poses:
             parts.append(self.poses / self.target_poses)
-        fraction = min(1.0, max(parts)) if parts else 0.0
+        return min(1.0, max(parts)) if parts else 0.0
+
+    def progress(self):
+        """Return an :class:`EstimationProgress` (fraction of duration or poses, current guess)."""
+        fraction = self.fraction
         mass, com = float('nan'), np.full(3, np.nan)
         if self.samples:
             phi = self._point_mass_fit()[0]
@@ -352,7 +358,7 @@ class PayloadEstimator:
     @property
     def done(self):
         """Return True when the duration or pose target is reached."""
-        return self.progress().fraction >= 1.0
+        return self.fraction >= 1.0
 
     # -- the estimate -----------------------------------------------------------------------
 
@@ -535,6 +541,19 @@ def _propagate(phi, cov):
     return base[0], sig[1:4], sig[4:], sig[0]
 
 
+def default_payload_link(model):
+    """Return the link of the deepest body moved by a revolute or continuous joint (a flange)."""
+    depth = np.zeros(model.nbodies, dtype=int)
+    for b in range(model.nbodies):
+        parent = model.ints[b, PARENT]
+        depth[b] = depth[parent] + 1 if parent >= 0 else 1
+    body_joint = dict(zip(model.joint_body, model.joint_types))
+    rotary = [b for b in range(model.nbodies) if body_joint.get(b) in ('revolute', 'continuous')]
+    if not rotary:
+        return model.body_links[-1]
+    return model.body_links[max(rotary, key=lambda b: (depth[b], b))]
+
+
 def estimate_payload(model, link, Q, QD, QDD, E, t=None, **options):
     """Return the :class:`PayloadEstimate` of arrays of samples (N x nq, N x nv, N x njoints).
 
@@ -551,4 +570,5 @@ def estimate_payload(model, link, Q, QD, QDD, E, t=None, **options):
 
 
 __all__ = ['PayloadEstimator', 'PayloadEstimate', 'EstimationProgress', 'estimate_payload',
+           'default_payload_link',
            'payload_parameters', 'transform_matrix', 'inertia_consistency']
