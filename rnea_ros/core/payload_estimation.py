@@ -54,11 +54,12 @@ reported unobservable.  Slow motion adds the inertia through accelerations and v
 high-rate stream); sigma of COM and inertia about the COM by linear propagation.  The estimate
 is refused (``ok`` False, ``reason`` says why) when a parameter of mass or COM is not excited
 (its direction in the null space of Phi) or too uncertain (sigma of mass above
-``mass_tolerance * m + 0.01 kg``, of a COM coordinate above ``com_tolerance``), or when the mass
+``mass_tolerance * m + 0.005 kg``, of a COM coordinate above ``com_tolerance``), or when the mass
 is not positive.  Inertia is kept only when it is excited, its sigmas are within
-``inertia_tolerance`` and the inertia about the COM is physically consistent (positive
-definite, triangle inequality); otherwise the estimate is a point mass at the COM (the inertia
-fitted as that of a point mass) and ``inertia_note`` says why.
+``inertia_tolerance`` times its mean principal moment (at least 1e-4 kg m^2) and the inertia
+about the COM is physically consistent (positive definite, triangle inequality); otherwise the
+estimate is a point mass at the COM and ``inertia_note`` says why (mass and COM are those of
+the fit of all ten parameters, unbiased by the inertia left out).
 """
 
 from dataclasses import dataclass, field
@@ -74,7 +75,8 @@ from rnea_ros.core.spatial import skew
 AXES = 'xyz'
 _NULL_RTOL = 1e-10      # eigenvalue of scaled Phi / largest below this: not excited at all
 _NULL_SHARE = 1e-3      # share of a parameter in the unexcited directions that marks it so
-_MASS_FLOOR = 0.01      # kg added to the relative mass tolerance
+_MASS_FLOOR = 0.005     # kg added to the relative mass tolerance
+_INERTIA_FLOOR = 1e-4   # kg m^2: the inertia tolerance is relative to at least this
 
 
 def _inertia_entries(matrix):
@@ -213,14 +215,14 @@ class PayloadEstimator:
     """Recursive least squares for a payload rigidly attached to ``link`` (see module doc)."""
 
     def __init__(self, model, link, gravity=None, forgetting=1.0, duration=None, poses=None,
-                 effort_noise=0.01, mass_tolerance=0.02, com_tolerance=0.005,
-                 inertia_tolerance=1e-3, mass_scale=1.0, length_scale=0.1):
+                 effort_noise=0.01, mass_tolerance=0.01, com_tolerance=0.003,
+                 inertia_tolerance=0.15, mass_scale=1.0, length_scale=0.1):
         """Prepare for ``model`` (without the payload) and a link of it.
 
         ``duration`` (s of stamped motion samples) or ``poses`` (static poses) is the target
         that :meth:`progress` measures; ``forgetting`` in (0, 1] (1: plain least squares);
         ``effort_noise`` (N m) the smallest residual standard deviation assumed;
-        the tolerances are the largest sigmas accepted (mass: relative).
+        the tolerances are the largest sigmas accepted (mass and inertia: relative).
         """
         if link not in model.link_body:
             raise ValueError(f"payload link '{link}' is not a link of robot '{model.name}'; "
@@ -414,10 +416,12 @@ class PayloadEstimator:
         if not phi[0] > 0.0:
             return 'mass not positive'
         sig = _propagate(phi, cov)[2]
-        if np.any(sig > self.inertia_tolerance):
+        inertia = physical_values(phi)[2]
+        limit = self.inertia_tolerance * max(np.trace(inertia) / 3.0, _INERTIA_FLOOR)
+        if np.any(sig > limit):
             return (f'inertia too uncertain: largest sigma {sig.max():.2e} kg m^2 > '
-                    f'{self.inertia_tolerance:g}')
-        return inertia_consistency(physical_values(phi)[2])
+                    f'{limit:.2e}')
+        return inertia_consistency(inertia)
 
     def _refused(self, reason, phi, ssr):
         return PayloadEstimate(
