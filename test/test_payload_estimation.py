@@ -162,6 +162,22 @@ def test_exact_model_efforts_give_the_payload_to_rounding(ur5_xml):
     np.testing.assert_allclose(result.inertia, payload.inertia, atol=1e-9)
 
 
+def test_floating_base_model_uses_the_joint_rows(panda_xml):
+    """A free-flying panda (base at rest, tilted): joint efforts only give the payload."""
+    payload = random_payload('panda_hand', seed=4)
+    model = model_with_payload(panda_xml, floating_base=True)
+    loaded = model_with_payload(panda_xml, payload, floating_base=True)
+    base = np.array([0.1, 0.2, 0.3, 0.1, 0.0, 0.0, np.sqrt(0.99)])
+    est = PayloadEstimator(model, 'panda_hand')
+    for joints in _poses(model_with_payload(panda_xml), PANDA_HOME, 6, seed=4):
+        q = np.concatenate([base, joints])
+        est.add_pose(q, gravity_torques(loaded, q)[6:])
+    result = est.estimate()
+    assert result.ok, result.reason
+    assert result.mass == pytest.approx(payload.mass, rel=1e-9)
+    np.testing.assert_allclose(result.com, payload.com, atol=1e-9)
+
+
 # -- MuJoCo ground truth --------------------------------------------------------------------
 
 @pytest.mark.parametrize('seed', [10, 11, 12])

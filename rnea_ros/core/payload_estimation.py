@@ -17,14 +17,17 @@ Use::
         print(result.reason)    # e.g. 'COM along z of tool0 unobservable: ...'
 
 ``model`` is the robot *without* the payload (with its friction and armature, identified or
-configured); :func:`estimate_payload` runs the same on arrays.
+configured); :func:`estimate_payload` runs the same on arrays; :func:`default_payload_link`
+names the flange.  The load's parameters from joint efforts are those of Atkeson, An &
+Hollerbach, *Estimation of inertial parameters of manipulator loads and links* (IJRR 1986),
+here from the joint-torque regressor instead of a wrist force sensor.
 
 **Model.**  The payload's ten parameters ``phi_P = [m, h, I_O]`` (Khalil's standard parameters
 of :mod:`rnea_ros.core.regressor`: mass, first moment h = m c, rotational inertia about the
 origin) are expressed in the frame of link L, which may be a link merged into its body over
 fixed joints (a flange, a tool frame).  With body b's frame B and the link's placement
-``B_R_L, B_p_L`` in it, the body parameters are linear in the link ones (parallel axis theorem,
-Khalil & Dombre §9.3): ``phi_b = A(R, p) phi_P`` with ``m' = m``, ``h' = R h + m p``,
+``B_R_L, B_p_L`` in it, the body parameters are linear in the link ones (parallel axis theorem;
+Khalil & Dombre, chapter 9): ``phi_b = A(R, p) phi_P`` with ``m' = m``, ``h' = R h + m p``,
 ``I' = R I_O R^T - m [p][p] - [p][R h] - [R h][p]``.  The payload's joint efforts are
 ``tau_P = Y_b(q, qd, qdd) A phi_P``, Y_b the ten regressor columns of body b (joint rows only).
 The measurement is the residual of the model::
@@ -33,15 +36,16 @@ The measurement is the residual of the model::
       = Y_b A phi_P + noise.
 
 **Recursive least squares** (Ljung & Söderström, *Theory and Practice of Recursive
-Identification*, 1983, §2.2 and §2.6), in information form with forgetting factor lambda::
+Identification*, 1983, chapter 2), in information form with forgetting factor lambda::
 
     Phi_k = lambda Phi_{k-1} + Y_k^T Y_k,   beta_k = lambda beta_{k-1} + Y_k^T r_k,
     phi_k = Phi_k^-1 beta_k,
 
 the covariance form's ``P_k = Phi_k^-1`` without its round-off drift; memory is the 10x10
-matrix whatever the number of samples, and the decomposition of Phi tells exactly which
-parameters the data excites.  Parameters are scaled (``mass_scale`` kg, ``length_scale`` m) for
-that test.
+matrix whatever the number of samples, and the eigen-decomposition of Phi (parameters scaled by
+``mass_scale`` kg and ``length_scale`` m) tells exactly which parameters the data excites.
+When some directions are not excited, phi is the minimum-norm solution over the excited ones,
+so a parameter with no share in the unexcited directions is still the unique one.
 
 **What is observable.**  At rest the payload's effort is ``J^T [m g_L; h x g_L]`` (g_L gravity
 in the link frame): mass and the COM across g_L only.  Static poses therefore give mass and COM
