@@ -335,7 +335,8 @@ def measure(seeds=range(20), noise=0.02):
     """Print the errors over seeds (README figures): ``python test/test_payload_estimation.py``."""
     xml = {r: open(urdf_path(r), encoding='utf-8').read() for r in ('ur5', 'panda')}
     cases = [('ur5', 'tool0', 'poses'), ('panda', 'panda_hand', 'poses'),
-             ('ur5', 'tool0', 'motion'), ('ur5', 'wrist_3_link', 'motion')]
+             ('ur5', 'tool0', 'motion'), ('ur5', 'wrist_3_link', 'motion'),
+             ('ur5', 'tool0', 'window')]
     print(f'{len(seeds)} seeds, efforts + N(0, {noise} N m) noise; mass error %, COM error mm')
     for robot, link, mode in cases:
         mass_err, com_err, ratio, refused, inertia, gravity = [], [], [], 0, [], []
@@ -348,6 +349,18 @@ def measure(seeds=range(20), noise=0.02):
                 est = PayloadEstimator(arm.nominal, link, poses=6)
                 for q in _poses(arm.nominal, home, 6, seed):
                     est.add_pose(q, arm.still(q, noise, rng))
+            elif mode == 'window':      # the node's path: 1 kHz, velocity noise, window fit
+                from rnea_ros.node.payload_estimation import AccelerationWindow
+                t, Q, QD, _, E = arm.sinusoids(home, 5.2, seed, decimation=1)
+                QD = QD + rng.normal(0.0, 0.01, QD.shape)
+                E = E + rng.normal(0.0, noise, E.shape)
+                window, last = AccelerationWindow(0.1), -1.0
+                est = PayloadEstimator(arm.nominal, link, duration=5.0, correlation=20.0)
+                for k in range(t.size):
+                    sample = window.add(t[k], Q[k], QD[k], E[k], t[k] - last >= 0.005 - 1e-9)
+                    if sample is not None:
+                        last = t[k]
+                        est.add_sample(*sample[1:], sample[0])
             else:
                 t, Q, QD, QDD, E = arm.sinusoids(home, 5.0, seed)
                 E = E + rng.normal(0.0, noise, E.shape)

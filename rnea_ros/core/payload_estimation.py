@@ -54,8 +54,9 @@ non-parallel g_L suffice in theory, 4 to 6 in practice) and never the inertia, w
 reported unobservable.  Slow motion adds the inertia through accelerations and velocities.
 
 **Uncertainty and decision.**  The covariance is ``s^2 Phi^-1`` with s^2 the residual variance
-(at least ``effort_noise^2``; samples taken as independent, which is optimistic for a
-high-rate stream); sigma of COM and inertia about the COM by linear propagation.  The estimate
+(at least ``effort_noise^2``) times ``correlation``, the number of consecutive samples that
+share their errors (1: independent samples; the node passes its filter window times its
+sample rate); sigma of COM and inertia about the COM by linear propagation.  The estimate
 is refused (``ok`` False, ``reason`` says why) when a parameter of mass or COM is not excited
 (its direction in the null space of Phi) or too uncertain (sigma of mass above
 ``mass_tolerance * m + 0.005 kg``, of a COM coordinate above ``com_tolerance``), or when the mass
@@ -220,12 +221,14 @@ class PayloadEstimator:
 
     def __init__(self, model, link, gravity=None, forgetting=1.0, duration=None, poses=None,
                  effort_noise=0.01, mass_tolerance=0.01, com_tolerance=0.003,
-                 inertia_tolerance=0.15, mass_scale=1.0, length_scale=0.1):
+                 inertia_tolerance=0.15, mass_scale=1.0, length_scale=0.1, correlation=1.0):
         """Prepare for ``model`` (without the payload) and a link of it.
 
         ``duration`` (s of stamped motion samples) or ``poses`` (static poses) is the target
         that :meth:`progress` measures; ``forgetting`` in (0, 1] (1: plain least squares);
         ``effort_noise`` (N m) the smallest residual standard deviation assumed;
+        ``correlation`` (>= 1) how many consecutive samples share their errors (samples taken
+        inside one filter window): the covariance is multiplied by it;
         the tolerances are the largest sigmas accepted (mass and inertia: relative).
         """
         if link not in model.link_body:
@@ -244,7 +247,8 @@ class PayloadEstimator:
         for name, value in (('effort_noise', effort_noise), ('mass_tolerance', mass_tolerance),
                             ('com_tolerance', com_tolerance),
                             ('inertia_tolerance', inertia_tolerance),
-                            ('mass_scale', mass_scale), ('length_scale', length_scale)):
+                            ('mass_scale', mass_scale), ('length_scale', length_scale),
+                            ('correlation', correlation)):
             if not (np.isfinite(value) and value > 0):
                 raise ValueError(f'{name} must be positive and finite, got {value}')
         self.model, self.link = model, link
@@ -255,6 +259,7 @@ class PayloadEstimator:
         self.forgetting = forgetting
         self.duration, self.target_poses = duration, poses
         self.effort_noise = float(effort_noise)
+        self.correlation = max(1.0, float(correlation))
         self.mass_tolerance, self.com_tolerance = float(mass_tolerance), float(com_tolerance)
         self.inertia_tolerance = float(inertia_tolerance)
         self._cols = slice(NPARAM * body, NPARAM * (body + 1))
@@ -371,7 +376,7 @@ class PayloadEstimator:
         ssr = self._rr - 2.0 * phi @ self._beta + phi @ self._Phi @ phi
         dof = self._rows - nparam
         s2 = max(ssr, 0.0) / dof if dof > 0 else np.inf
-        return max(s2, self.effort_noise ** 2), max(ssr, 0.0)
+        return self.correlation * max(s2, self.effort_noise ** 2), max(ssr, 0.0)
 
     def _fit(self):
         """Return the least-squares fit over the excited directions (scaled Phi, see module).

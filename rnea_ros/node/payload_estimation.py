@@ -13,11 +13,14 @@ joint; a message without efforts, with a joint's effort missing or not finite is
 counted, with the reason in the status and the log):
 
 - ``mode: motion``: move the arm slowly (accelerations under a few rad/s^2) for ``duration``
-  seconds of stamps.  The acceleration of a sample is the slope of a straight-line fit of the
-  velocities over ``acceleration_window`` seconds centred on it (the sample handed to the
-  estimator is the middle one of the window, so acceleration, position, velocity and effort
-  have no relative lag); samples go to the estimator at ``sample_rate``.  Mass, COM and, when
-  the motion excites it, the inertia.
+  seconds of stamps.  Over the last ``acceleration_window`` seconds, the acceleration is the
+  slope of a straight-line fit of the velocities, and positions, velocities and efforts are
+  averaged with the weights of which that slope is the derivative (:class:`AccelerationWindow`):
+  one zero-lag low-pass filter for every quantity, so that the robot's own inertial efforts
+  (far larger than the payload's) do not leave a filtering error in the residual.  Samples go
+  to the estimator at ``sample_rate``; as samples inside one window share their errors, the
+  covariance is multiplied by the number of samples per window (``correlation`` of the
+  estimator).  Mass, COM and, when the motion excites it, the inertia.
 - ``mode: poses``: hold the arm still in ``poses`` poses that tilt the link differently (every
   joint within ``still_tolerance`` for ``still_time``; positions and efforts averaged over that
   time; a new pose must be 10 ``still_tolerance`` away from the previous one).  Mass and COM;
@@ -71,11 +74,17 @@ def measured_efforts(msg, joint_names):
 
 
 class AccelerationWindow:
-    """Joint states of the last ``window`` seconds; the middle one with its fitted acceleration.
+    """Joint states of the last ``window`` seconds, filtered in parallel into one sample.
 
     The acceleration is the least-squares slope of the velocities against the stamps over the
-    window (a first-order Savitzky-Golay derivative), given to the sample nearest the window's
-    mean time, so that it has no lag against that sample's position, velocity and effort.
+    window (a first-order Savitzky-Golay derivative).  That slope is exactly the derivative of
+    the velocity averaged with the parabolic (Epanechnikov) weights ``(T/2)^2 - s^2`` (s the
+    time from the window's mean time, T its span), so positions, velocities and efforts are
+    averaged with those weights: the sample at the mean time has every quantity through the
+    same low-pass filter, with no lag between them ("parallel filtering", Gautier & Khalil,
+    Khalil & Dombre chapter 12).  The dynamics are linear in velocity-weighted accelerations and
+    efforts, so the filter's attenuation cancels instead of biasing the fit; what is left is
+    second order in the motion within the window.
     """
 
     def __init__(self, window):
@@ -84,7 +93,7 @@ class AccelerationWindow:
         self.t, self.q, self.qd, self.effort = [], [], [], []
 
     def add(self, t, q, qd, effort, want=True):
-        """Add a sample; return (t, q, qd, qdd, effort) of the middle sample once full, or None.
+        """Add a sample; return the filtered (t, q, qd, qdd, effort) once full, or None.
 
         ``want`` False: only keep the sample (no fit computed, None returned).
         """
@@ -98,10 +107,17 @@ class AccelerationWindow:
         if not want or len(self.t) < 3 or self.t[-1] - self.t[0] < 0.5 * self.window:
             return None
         t_arr = np.array(self.t)
-        dt = t_arr - t_arr.mean()
-        qdd = dt @ np.array(self.qd) / (dt @ dt)
-        k = int(np.argmin(np.abs(dt)))
-        return self.t[k], self.q[k], self.qd[k], qdd, self.effort[k]
+        centre = t_arr.mean()
+        ds = t_arr - centre
+        qd = np.array(self.qd)
+        qdd = ds @ qd / (ds @ ds)
+        # h^2 such that the weights' second moment matches the slope's response to a cubic
+        # velocity (sum w s^2 / sum w = S4 / (3 S2)): the discrete form of the identity above.
+        s2, s4 = ds @ ds, (ds * ds) @ (ds * ds)
+        h2 = (2.0 * s4 / 3.0) / (s2 - ds.size * s4 / (3.0 * s2))
+        w = h2 - ds * ds
+        w /= w.sum()
+        return centre, w @ np.array(self.q), w @ qd, qdd, w @ np.array(self.effort)
 
 
 class StillPose:
@@ -282,7 +298,11 @@ class PayloadEstimation:
             log.warning(message)
             self._publish(_WARN, message, force=True)
             return
-        result = self.result = self._est.estimate()
+        est = self._est
+        if self._params['mode'] == 'motion' and est.span > 0.0:   # samples within one window
+            est.correlation = max(1.0, self._params['acceleration_window'] * est.samples
+                                  / est.span)
+        result = self.result = est.estimate()
         if not result.ok:
             self._state = 'refused'
             why = result.reason
