@@ -13,7 +13,8 @@ import pytest
 from rcl_interfaces.srv import SetParametersAtomically
 from rnea_ros import gravity_torques
 from rnea_ros.core.payload import model_with_payload, Payload
-from rnea_ros.node.payload_estimation import AccelerationWindow, STATUS_QOS, StillPose
+from rnea_ros.core.payload_estimation import AccelerationWindow, StillPose
+from rnea_ros.node.payload_estimation import STATUS_QOS
 from robots import urdf_path
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool

@@ -15,7 +15,8 @@ counted, with the reason in the status and the log):
 - ``mode: motion``: move the arm slowly (accelerations under a few rad/s^2) for ``duration``
   seconds of stamps.  Over the last ``acceleration_window`` seconds, the acceleration is the
   slope of a straight-line fit of the velocities, and positions, velocities and efforts are
-  averaged with the weights of which that slope is the derivative (:class:`AccelerationWindow`):
+  averaged with the weights of which that slope is the derivative (:class:`rnea_ros.core.
+  payload_estimation.AccelerationWindow`):
   one zero-lag low-pass filter for every quantity, so that the robot's own inertial efforts
   (far larger than the payload's) do not leave a filtering error in the residual.  Samples go
   to the estimator at ``sample_rate``; as samples inside one window share their errors, the
@@ -45,13 +46,12 @@ from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 import numpy as np
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from rnea_ros.core.payload_estimation import default_payload_link, PayloadEstimator
+from rnea_ros.core.payload_estimation import (AccelerationWindow, default_payload_link,
+                                              PayloadEstimator, StillPose)
 
 STATUS_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
 PROGRESS_PERIOD = 0.25      # s between progress messages while running
-_MAX_WINDOW = 1024          # joint states kept for the acceleration fit (bounded memory)
-_SEPARATION = 10.0          # a new pose: this many still_tolerance from the previous one
 _OK, _WARN, _ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
 
@@ -71,88 +71,6 @@ def measured_efforts(msg, joint_names):
     if bad:
         return None, f'effort not finite for {bad}'
     return effort, None
-
-
-class AccelerationWindow:
-    """Joint states of the last ``window`` seconds, filtered in parallel into one sample.
-
-    The acceleration is the least-squares slope of the velocities against the stamps over the
-    window (a first-order Savitzky-Golay derivative).  That slope is exactly the derivative of
-    the velocity averaged with the parabolic (Epanechnikov) weights ``(T/2)^2 - s^2`` (s the
-    time from the window's mean time, T its span), so positions, velocities and efforts are
-    averaged with those weights: the sample at the mean time has every quantity through the
-    same low-pass filter, with no lag between them ("parallel filtering", Gautier & Khalil,
-    Khalil & Dombre chapter 12).  The dynamics are linear in velocity-weighted accelerations and
-    efforts, so the filter's attenuation cancels instead of biasing the fit; what is left is
-    second order in the motion within the window.
-    """
-
-    def __init__(self, window):
-        """Keep samples over ``window`` seconds (at most _MAX_WINDOW of them)."""
-        self.window = float(window)
-        self.t, self.q, self.qd, self.effort = [], [], [], []
-
-    def add(self, t, q, qd, effort, want=True):
-        """Add a sample; return the filtered (t, q, qd, qdd, effort) once full, or None.
-
-        ``want`` False: only keep the sample (no fit computed, None returned).
-        """
-        if self.t and t <= self.t[-1]:
-            self.t, self.q, self.qd, self.effort = [], [], [], []    # time went back: restart
-        for lst, value in ((self.t, t), (self.q, q), (self.qd, qd), (self.effort, effort)):
-            lst.append(value)
-        while self.t[-1] - self.t[0] > self.window or len(self.t) > _MAX_WINDOW:
-            for lst in (self.t, self.q, self.qd, self.effort):
-                del lst[0]
-        if not want or len(self.t) < 3 or self.t[-1] - self.t[0] < 0.5 * self.window:
-            return None
-        t_arr = np.array(self.t)
-        centre = t_arr.mean()
-        ds = t_arr - centre
-        qd = np.array(self.qd)
-        qdd = ds @ qd / (ds @ ds)
-        # h^2 such that the weights' second moment matches the slope's response to a cubic
-        # velocity (sum w s^2 / sum w = S4 / (3 S2)): the discrete form of the identity above.
-        s2, s4 = ds @ ds, (ds * ds) @ (ds * ds)
-        h2 = (2.0 * s4 / 3.0) / (s2 - ds.size * s4 / (3.0 * s2))
-        w = h2 - ds * ds
-        w /= w.sum()
-        return centre, w @ np.array(self.q), w @ qd, qdd, w @ np.array(self.effort)
-
-
-class StillPose:
-    """Detects the arm held still: running means of positions and efforts while it is."""
-
-    def __init__(self, still_time, tolerance):
-        """Count a pose after ``still_time`` s with every joint within ``tolerance``."""
-        self.still_time, self.tolerance = float(still_time), float(tolerance)
-        self.last_pose = None
-        self._restart(None, None, None)
-
-    def _restart(self, t, q, effort):
-        self.t0, self.q0 = t, q
-        self.count = 0 if q is None else 1
-        self.sum_q = None if q is None else q.copy()
-        self.sum_e = None if effort is None else effort.copy()
-
-    def add(self, t, q, effort):
-        """Add a sample; return (mean q, mean effort) when a new pose has been held, else None."""
-        if self.last_pose is not None and \
-                np.max(np.abs(q - self.last_pose)) < _SEPARATION * self.tolerance:
-            self._restart(None, None, None)           # still at (or near) the last pose
-            return None
-        if self.q0 is None or t < self.t0 or np.max(np.abs(q - self.q0)) > self.tolerance:
-            self._restart(t, q, effort)
-            return None
-        self.count += 1
-        self.sum_q += q
-        self.sum_e += effort
-        if t - self.t0 < self.still_time:
-            return None
-        pose = self.sum_q / self.count, self.sum_e / self.count
-        self.last_pose = pose[0]
-        self._restart(None, None, None)
-        return pose
 
 
 class PayloadEstimation:
