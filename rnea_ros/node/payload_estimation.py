@@ -122,7 +122,11 @@ class PayloadEstimation:
         cfg = dict(node._cfg)
         from rnea_ros.node.monitor_params import PAYLOAD_DEFAULTS
         from rnea_ros.node.runtime import load_model
-        bare = load_model(source[0], source[1], dict(cfg, **PAYLOAD_DEFAULTS))
+        try:
+            bare = load_model(source[0], source[1], dict(cfg, **PAYLOAD_DEFAULTS))
+        except Exception as exc:  # noqa: B902 - a description that fails: say why, keep running
+            raise ValueError(f'cannot build the model without payload from {source[0]}: '
+                             f'{exc}') from None
         if bare.joint_names != rt.model.joint_names:
             raise ValueError('the model without payload has another joint order')
         p = {name.split('.', 1)[1]: value for name, value in cfg.items()
