@@ -312,6 +312,25 @@ def test_bad_link_and_settings_are_explained(ur5_xml):
         PayloadEstimator(model, 'tool0', forgetting=1.5)
 
 
+def test_an_unphysical_inertia_falls_back_to_a_point_mass_with_the_reason(ur5_xml):
+    """Efforts of parameters whose inertia breaks the triangle inequality: mass and COM kept."""
+    model = model_with_payload(ur5_xml)
+    bad = Payload('tool0', 1.2, (0.01, 0.02, 0.06), np.diag([0.001, 0.001, 0.01]))
+    phi = payload_parameters(bad)
+    est = PayloadEstimator(model, 'tool0', effort_noise=1e-6)
+    rng = np.random.default_rng(8)
+    for _ in range(200):
+        q, qd, qdd = rng.uniform(-2, 2, 6), rng.uniform(-1, 1, 6), rng.uniform(-2, 2, 6)
+        Y, minus_model = est.rows(q, qd, qdd, np.zeros(6))
+        est.add_sample(q, qd, qdd, Y @ phi - minus_model)
+    result = est.estimate()
+    assert result.ok and result.point_mass, result.describe()
+    assert 'triangle inequality' in result.inertia_note
+    assert result.mass == pytest.approx(1.2, rel=1e-9)
+    np.testing.assert_allclose(result.com, bad.com, atol=1e-9)
+    np.testing.assert_array_equal(result.payload().inertia, np.zeros((3, 3)))
+
+
 def test_inconsistent_inertias_are_named():
     assert inertia_consistency(np.diag([1.0, 1.0, 1.5])) == ''
     assert 'triangle' in inertia_consistency(np.diag([1.0, 1.0, 2.5]))

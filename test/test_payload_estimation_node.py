@@ -159,9 +159,11 @@ def test_slow_motion_with_auto_commit(make):
 
 
 def test_one_pose_is_refused_with_the_reason_and_nothing_committed(make, panda):
+    """Refused: no commit, neither automatic (auto_commit on) nor by ~/set_payload."""
     h = make(mode='gravity_compensation', **{
         'payload_estimation.link': 'panda_hand', 'payload_estimation.mode': 'poses',
-        'payload_estimation.poses': 1.0, 'payload_estimation.still_time': 0.1})
+        'payload_estimation.poses': 1.0, 'payload_estimation.still_time': 0.1,
+        'payload_estimation.auto_commit': True})
     est = Estimation(h)
     assert not est.commit().successful                       # nothing estimated yet
     assert est.start().success
