@@ -13,7 +13,6 @@ import pytest
 from rcl_interfaces.srv import SetParametersAtomically
 from rnea_ros import gravity_torques
 from rnea_ros.core.payload import model_with_payload, Payload
-from rnea_ros.core.payload_estimation import AccelerationWindow, StillPose
 from rnea_ros.node.payload_estimation import STATUS_QOS
 from robots import urdf_path
 from sensor_msgs.msg import JointState
@@ -204,34 +203,3 @@ def test_unknown_link_is_refused_at_start(make):
     h = make(**{'payload_estimation.link': 'no_such_link'})
     answer = Estimation(h).start()
     assert not answer.success and "'no_such_link' is not a link" in answer.message
-
-
-@pytest.mark.parametrize('jitter, rtol', [(0.0, 1e-8), (0.3, 1e-4)])
-def test_acceleration_window_filters_every_quantity_alike(jitter, rtol):
-    """The fitted acceleration is the window's weighted average of the true acceleration.
-
-    Velocity t^3 + sin 5t at 1 kHz (stamps jittered by up to 30 %): the slope the window gives
-    equals the same weighted average applied to the true acceleration (passed as the effort),
-    so accelerations and efforts come out through one filter; positions linear in t come out
-    at the window's mean time.
-    """
-    rng = np.random.default_rng(7)
-    window = AccelerationWindow(0.05)
-    for t in np.cumsum(0.001 * (1.0 + jitter * rng.uniform(-1.0, 1.0, 120))):
-        out = window.add(t, np.array([2.0 * t]), np.array([t ** 3 + np.sin(5.0 * t)]),
-                         np.array([3.0 * t * t + 5.0 * np.cos(5.0 * t)]))
-    t, q, _, qdd, filtered = out
-    assert t == pytest.approx(np.mean(window.t))
-    assert q[0] == pytest.approx(2.0 * t, abs=2.0 * 1e-4 * jitter + 1e-12)   # < 0.1 sample
-    assert qdd[0] == pytest.approx(filtered[0], rel=rtol)
-
-
-def test_still_pose_needs_still_time_and_a_new_place():
-    still = StillPose(0.1, 0.01)
-    e = np.ones(2)
-    assert [still.add(0.05 * k, np.zeros(2), e) for k in range(2)] == [None, None]
-    pose = still.add(0.1, np.zeros(2), e)
-    assert pose is not None
-    assert all(still.add(0.2 + 0.05 * k, np.full(2, 0.05), e) is None for k in range(5))
-    assert still.add(0.5, np.full(2, 0.2), e) is None
-    assert still.add(0.65, np.full(2, 0.2), e) is not None
