@@ -20,6 +20,7 @@ _EXPORTS = {
     'rnea_ros.core.frame_acceleration': ('frame_acceleration', 'frame_motion', 'frame_velocity'),
     'rnea_ros.core.kinematics': ('frame_jacobian', 'frame_placement'),
     'rnea_ros.core.model': ('RobotModel', 'Workspace'),
+    'rnea_ros.core.payload_estimation': ('PayloadEstimator', 'estimate_payload'),
     'rnea_ros.core.specs': ('JointSpec', 'LinkSpec'),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -30,7 +31,7 @@ __all__ = ['RobotModel', 'Workspace', 'LinkSpec', 'JointSpec', 'inverse_dynamics
            'coriolis_torques', 'coriolis_matrix', 'mass_matrix', 'forward_dynamics',
            'frame_placement', 'frame_jacobian', 'frame_velocity', 'frame_acceleration',
            'frame_motion',
-           'floating_base_inverse_dynamics']
+           'floating_base_inverse_dynamics', 'PayloadEstimator', 'estimate_payload']
 
 
 def __getattr__(name):
