@@ -4,10 +4,11 @@
 velocities, efforts) from a rosbag2 recording (mcap or sqlite3, through the ``rosbags`` library,
 no ROS installation needed), and for every sample:
 
-1. estimates the joint accelerations by a smoothed finite difference: a least-squares
-   polynomial (Savitzky-Golay, default order 2 over 11 samples, using the real time stamps) is
-   fitted to the measured velocities around each sample and differentiated at that sample
-   (positions are differentiated the same way when a bag has no velocities);
+1. conditions the signals as ``rnea-ros identify`` does (:mod:`rnea_ros.analysis.signals`):
+   logger duplicates dropped, a uniform time grid, the noise band estimated from the velocity
+   spectrum, zero-phase low-pass velocities and their derivative as accelerations (positions
+   are differentiated when a bag has no velocities); ``--cutoff HZ`` or a Savitzky-Golay
+   ``--window N`` override the estimate;
 2. computes the model efforts with :func:`inverse_dynamics_batch` (friction-free rigid body);
 3. prints per-joint RMS and maximum of the residual (measured - model);
 4. fits, by linear least squares on all joints at once, the residual as
@@ -31,6 +32,7 @@ import os
 
 import numpy as np
 
+from rnea_ros.analysis import signals
 from rnea_ros.core.dynamics import inverse_dynamics_batch
 from rnea_ros.core.payload import model_with_payload, Payload
 from rnea_ros.core.urdf import read_urdf
@@ -501,17 +503,22 @@ def fit_friction_payload(R, QD, Y, band=0.01):
 
 
 def analyze(urdf_xml, t, names, Q, QD, E, payload_link=None, payload_com=(0.0, 0.0, 0.0),
-            window=11, order=2, gravity=None, fit_payload=True, fit_com=False):
-    """Run the analysis on arrays (bag order ``names``); return a dict of results (see module)."""
+            window=None, order=2, gravity=None, fit_payload=True, fit_com=False, cutoff=None):
+    """Run the analysis on arrays (bag order ``names``); return a dict of results (see module).
+
+    The signals are conditioned as identify's (:func:`rnea_ros.analysis.signals.condition`:
+    duplicates dropped, uniform grid, estimated or given ``cutoff``, or a Savitzky-Golay
+    ``window``); the results are on that grid.
+    """
     if E is None:
         raise ValueError('the joint states carry no efforts: nothing to compare with')
     model = model_with_payload(urdf_xml)
     if model.floating_base:
         raise ValueError('analyze supports fixed-base robots only')
     cols = model_order(names, model)
-    Q, E = Q[:, cols], E[:, cols]
-    QD = smoothed_derivative(t, Q, window, order) if QD is None else QD[:, cols]
-    QDD = smoothed_derivative(t, QD, window, order)
+    (t, Q, QD, QDD, E), signal_report = signals.condition(
+        t, Q[:, cols], None if QD is None else QD[:, cols], E[:, cols], model.joint_names,
+        cutoff=cutoff, window=window, decimation=1)
     TAU = inverse_dynamics_batch(model, Q, QD, QDD, gravity=gravity)
     R = E - TAU
     link = payload_link or default_payload_link(model)
@@ -527,20 +534,18 @@ def analyze(urdf_xml, t, names, Q, QD, E, payload_link=None, payload_com=(0.0, 0
             'residual': R, 'rms': np.sqrt(np.mean(R ** 2, axis=0)),
             'max': np.max(np.abs(R), axis=0), 'payload_link': link if fit_payload else None,
             'payload_com': tuple(com.tolist()), 'com_fitted': bool(fit_com and fit_payload),
-            'fit': fit, 'window': window, 'order': order}
+            'fit': fit, 'window': window, 'order': order, 'signals': signal_report}
 
 
 def report(result):
     """Return the analysis as readable text."""
     model, fit = result['model'], result['fit']
     t = result['t']
-    lines = [f'{model!r}: {t.size} samples over {t[-1]:.3f} s',
-             'accelerations: Savitzky-Golay derivative of the velocities, order '
-
-             f"{result['order']}, {result['window']} samples",
-             '', 'residual = measured - model effort (rigid body, no friction, no payload)',
-             f"{'joint':<24}{'rms':>10}{'max':>10}{'Fv':>10}{'+-':>8}{'Fs':>10}{'+-':>8}"
-             f"{'rms after':>11}"]
+    lines = [f'{model!r}: {t.size} samples over {t[-1]:.3f} s']
+    lines += result['signals'].lines()
+    lines += ['', 'residual = measured - model effort (rigid body, no friction, no payload)',
+              f"{'joint':<24}{'rms':>10}{'max':>10}{'Fv':>10}{'+-':>8}{'Fs':>10}{'+-':>8}"
+              f"{'rms after':>11}"]
     for j, name in enumerate(model.joint_names):
         lines.append(f"{name:<24}{result['rms'][j]:10.4f}{result['max'][j]:10.4f}"
                      f"{fit['viscous'][j]:10.4f}{fit['viscous_stderr'][j]:8.4f}"
@@ -566,6 +571,7 @@ def summary(result):
                      'rms_after_fit': fit['rms_after'][j]} for j, n in enumerate(names)}
     joints = {n: {k: float(v) for k, v in d.items()} for n, d in per_joint.items()}
     return {'samples': int(result['t'].size), 'joints': joints,
+            'signals': result['signals'].to_dict(),
             'payload': {'link': result['payload_link'],
                         'com': [float(c) for c in result['payload_com']],
                         'com_fitted': result['com_fitted'],
@@ -632,9 +638,14 @@ def add_arguments(parser):
     parser.add_argument('--fit-com', action='store_true',
                         help='fit the payload centre of mass too (else --payload-com is used)')
     parser.add_argument('--no-payload', action='store_true', help='fit friction only')
-    parser.add_argument('--window', type=int, default=11,
-                        help='samples per Savitzky-Golay window for accelerations (default 11)')
-    parser.add_argument('--order', type=int, default=2, help='polynomial order (default 2)')
+    parser.add_argument('--cutoff', type=float, metavar='HZ',
+                        help='low-pass cutoff for velocities and accelerations (default: '
+                             'estimated per joint from the recording, and printed)')
+    parser.add_argument('--window', type=int, metavar='N',
+                        help='instead of the low-pass: Savitzky-Golay derivative over N '
+                             'samples (the earlier default was 11)')
+    parser.add_argument('--order', type=int, default=2,
+                        help='Savitzky-Golay polynomial order (default 2)')
     parser.add_argument('--json', action='store_true', help='print JSON')
 
 
@@ -646,7 +657,7 @@ def run(args):
     t, names, Q, QD, E = read_joint_states(args.bag, args.topic)
     result = analyze(urdf_xml, t, names, Q, QD, E, payload_link=args.payload_link,
                      payload_com=args.payload_com, window=args.window, order=args.order,
-                     fit_payload=not args.no_payload, fit_com=args.fit_com)
+                     fit_payload=not args.no_payload, fit_com=args.fit_com, cutoff=args.cutoff)
     paths = plot(result, args.out) if args.out else []
     if args.json:
         out = summary(result)

@@ -223,7 +223,7 @@ class Report:
     decimation: int = 1
     cutoff: np.ndarray = None       # Hz per joint (None with a window)
     floor: np.ndarray = None        # white noise variance per joint (velocity, else position)
-    method: str = ''                # 'estimated', 'given' or 'savitzky-golay'
+    method: str = ''                # 'estimated', 'given', 'training' or 'savitzky-golay'
     window: int = 0
     joints: list = field(default_factory=list)
 
@@ -240,8 +240,10 @@ class Report:
             out.append(f'  accelerations: Savitzky-Golay derivative of the velocities, order 2 '
                        f'over {self.window} samples (--window)')
         else:
-            why = ('given (--cutoff)' if self.method == 'given' else
-                   f'estimated: where the velocity spectrum meets {KNEE:g} x its noise floor')
+            why = {'given': 'given (--cutoff)',
+                   'training': "the training recording's estimate"}.get(
+                self.method, f'estimated: {MARGIN:g} x where the velocity spectrum falls to '
+                             f'{KNEE:g} x its noise floor')
             cuts = ', '.join(f'{j} {c:.3g}' for j, c in zip(self.joints, self.cutoff))
             out.append(f'  accelerations: zero-phase Butterworth (order {ORDER}, forward and '
                        f'backward) on the velocities, then central differences; cutoff (Hz) '
@@ -354,7 +356,7 @@ class Conditioner:
             if self.cutoff is None:
                 self.report.method = 'estimated'
                 self.cutoff, self.report.floor = self._estimate(t, X)
-            else:
+            elif not self.report.method:
                 self.report.method = 'given'
             self.report.cutoff = self.cutoff
             self.margin = int(math.ceil(6.0 / (float(self.cutoff.min()) * self.dt))) + 4
