@@ -45,11 +45,14 @@ from rnea_ros.analysis.base_parameters import base_from_regressor, khalil_priori
 from rnea_ros.core import friction as fr
 from rnea_ros.core.regressor import inertial_parameters, NPARAM, parameter_names, regressor_batch
 
+MIN_EXTENT = 1e-3            # m: no body is thinner (keeps J strictly positive, URDF round trip)
+STICK_BAND = 0.05            # |qd| below which an equation is left out (stick-slip), rad/s
 POOR_CONDITION = 1000.0      # warn above this condition number of the base regressor
 WEAK = 0.3                   # a base parameter whose posterior/prior std exceeds this is weak
 BASE_TOL = 1e-5              # a column this close to the span of the others is not a base one
 PARSIMONY = 0.02             # a richer friction model must predict 2 % better to be chosen
-SMOOTH_SCALES = (0.02, 0.05, 0.1, 0.2)   # v_s tried for the tanh law (v_st = 2 v_s), rad/s
+SMOOTH_SCALES = (0.01, 0.02, 0.05, 0.1)  # v_s tried for the tanh law, rad/s (or m/s)
+STRIBECK_RATIOS = (2.0, 5.0)             # v_st / v_s tried
 
 # Parameter groups of the candidate friction models: (name, columns of friction.basis summed).
 SYMMETRIC = (('Fv', (fr.FV_POS, fr.FV_NEG)), ('Fs', (fr.FS_POS, fr.FS_NEG)), ('off', (fr.OFF,)))
@@ -113,15 +116,15 @@ def friction_models(model, which='auto'):
 
     ``which``: 'auto' (all), 'coulomb' (symmetric Fv, Fs, linear sign), 'asymmetric' (Fv+-,
     Fs+-, linear sign) or 'tanh' (Fv+-, Fs+- and a Stribeck term Fx on the tanh sign, every
-    v_s of SMOOTH_SCALES).
+    v_s of SMOOTH_SCALES with v_st = v_s times each of STRIBECK_RATIOS; named 'tanh v_s/v_st').
     """
     band = model.coulomb_band
     out = {'coulomb': [FrictionModel('coulomb', 'linear', band, fr.STRIBECK_VELOCITY,
                                      SYMMETRIC)],
            'asymmetric': [FrictionModel('asymmetric', 'linear', band, fr.STRIBECK_VELOCITY,
                                         ASYMMETRIC)],
-           'tanh': [FrictionModel(f'tanh v_s={v:g}', 'tanh', v, 2.0 * v, STRIBECK)
-                    for v in SMOOTH_SCALES]}
+           'tanh': [FrictionModel(f'tanh {v:g}/{k * v:g}', 'tanh', v, k * v, STRIBECK)
+                    for v in SMOOTH_SCALES for k in STRIBECK_RATIOS]}
     if which == 'auto':
         return [m for group in out.values() for m in group]
     if which not in out:
@@ -176,6 +179,16 @@ class Identification:
         out.update(friction_law=fm.law, coulomb_band=fm.scale,
                    stribeck_velocity=fm.stribeck_velocity)
         return out
+
+
+def usable_equations(qd, band=STICK_BAND):
+    """Return the mask of joint equations a linear-law fit uses: ``|qd| >= band``.
+
+    Near zero velocity real joints stick and slip (pre-sliding, Stribeck hump) and follow no
+    Coulomb law, which would bias Fs up and Fv down: identify and analyze leave those
+    equations out (a smooth law may use them, :func:`normal_equations`).
+    """
+    return np.abs(qd) >= band
 
 
 def moving_joints(model, Q, QD, band):
@@ -267,15 +280,16 @@ def normal_equations(model, Q, QD, QDD, E, moving, columns, band, chunk=4000, ho
 
     ``columns`` is a :class:`_Columns` (rigid base columns, then per moving joint its friction
     and rotor-inertia features, nonzero only in its own equations: filled from qd and qdd
-    directly, no full friction regressor is formed).  Equations with ``|qd_j| < band`` are left
-    out.  ``holdout`` (N,) bool puts samples into part 1 (part 0 otherwise); the arrays have a
-    leading axis of 2 parts.  Samples are processed in chunks: memory stays bounded.
+    directly, no full friction regressor is formed).  Four parts (the leading axis): 0 and 1
+    the training samples with ``|qd_j| >= band`` and below it (slow: stick-slip near zero
+    velocity, which only a smooth law may use), 2 and 3 the same for the samples ``holdout``
+    marks.  Samples are processed in chunks: memory stays bounded.
     """
     off = model.nv - model.njoints
     nm, b, F = moving.size, columns.size, columns.F
     r = columns.rigid.size
-    A, c = np.zeros((2, nm, b, b)), np.zeros((2, nm, b))
-    yy, n = np.zeros((2, nm)), np.zeros((2, nm), dtype=int)
+    A, c = np.zeros((4, nm, b, b)), np.zeros((4, nm, b))
+    yy, n = np.zeros((4, nm)), np.zeros((4, nm), dtype=int)
     hold = np.zeros(Q.shape[0], dtype=bool) if holdout is None else np.asarray(holdout)
     for start in range(0, Q.shape[0], chunk):
         sl = slice(start, start + chunk)
@@ -284,17 +298,19 @@ def normal_equations(model, Q, QD, QDD, E, moving, columns, band, chunk=4000, ho
         for j in range(nm):
             row = off + moving[j]
             idx = np.concatenate([np.arange(r), r + j * F + np.arange(F)])
-            for part in (0, 1):
-                mask = (np.abs(QD[sl, row]) >= band) & (hold[sl] == bool(part))
+            Wj = np.hstack([W[:, row][:, columns.rigid],
+                            columns.features(QD[sl, row], QDD[sl, row])])
+            yj = E[sl, row]
+            part = 2 * hold[sl] + ~usable_equations(QD[sl, row], band)
+            for k in range(4):
+                mask = part == k
                 if not mask.any():
                     continue
-                Wj = np.hstack([W[mask, row][:, columns.rigid],
-                                columns.features(QD[sl, row][mask], QDD[sl, row][mask])])
-                yj = E[sl, row][mask]
-                A[part, j][np.ix_(idx, idx)] += np.einsum('ik,il->kl', Wj, Wj)   # no BLAS pool
-                c[part, j, idx] += yj @ Wj
-                yy[part, j] += yj @ yj
-                n[part, j] += yj.size
+                Wk, yk = Wj[mask], yj[mask]
+                A[k, j][np.ix_(idx, idx)] += np.einsum('ik,il->kl', Wk, Wk)   # no BLAS pool
+                c[k, j, idx] += yk @ Wk
+                yy[k, j] += yk @ yk
+                n[k, j] += yk.size
     return A, c, yy, n
 
 
@@ -521,8 +537,27 @@ def consistent_fit(model, base, Rw, beta, joint_nom, moving, prior=1.0, fm=None)
 
     result = least_squares(residual, x0, jac=jacobian,
                            bounds=(lower, np.full(x0.size, np.inf)), method='trf',
-                           tr_solver='lsmr', max_nfev=100)
-    return unpack(result.x)
+                           tr_solver='lsmr', max_nfev=1000, x_scale='jac')
+    phi, jp = unpack(result.x)
+    return np.concatenate([thickened(p) for p in phi.reshape(nb, NPARAM)]), jp
+
+
+def thickened(phi10, extent=MIN_EXTENT):
+    """Return ten parameters whose second moment about the COM is at least m extent^2.
+
+    Sigma_c = Sigma - h h^T / m (the pseudo-inertia's Schur complement) gets its eigenvalues
+    floored: a body no thinner than ``extent`` in any direction, so that the estimate stays
+    strictly consistent when written to a URDF with 9 digits and read back.
+    """
+    J = pseudo_inertia(phi10)
+    m, h = J[3, 3], J[:3, 3]
+    if not m > 0.0:
+        return phi10
+    c = h / m
+    w, V = np.linalg.eigh(J[:3, :3] - m * np.outer(c, c))
+    sigma_c = (V * np.maximum(w, m * extent ** 2)) @ V.T
+    J[:3, :3] = sigma_c + m * np.outer(c, c)
+    return parameters_of_pseudo_inertia(J)
 
 
 def _holdout_blocks(N, blocks=20, every=5):
@@ -545,14 +580,25 @@ class _Fit:
         self.scale = _base_scales(base, standard)
         self.beta_nom = base.K @ self.x_nom
 
-    def system(self, A, c, parts):
-        """Return (A, c) of this candidate for the sum of the given parts."""
-        Ap = A[list(parts)].sum(axis=0)[:, :, self.sel][:, self.sel, :]
-        cp = c[list(parts)].sum(axis=0)[:, self.sel]
-        return Ap, cp
+    def parts(self, holdout):
+        """Return the parts of :func:`normal_equations` this model fits (or is tested on).
+
+        A smooth law describes the low-speed region too, so it uses the slow samples; the
+        linear law leaves them out (stick-slip).  Every model is tested on all held-out ones.
+        """
+        if holdout:
+            return (2, 3)
+        return (0, 1) if self.fm.law == 'tanh' else (0,)
+
+    def system(self, A, c, yy, n, parts):
+        """Return (A, c, yy, n) of this candidate for the sum of the given parts."""
+        parts = list(parts)
+        Ap = A[parts].sum(axis=0)[:, :, self.sel][:, self.sel, :]
+        cp = c[parts].sum(axis=0)[:, self.sel]
+        return Ap, cp, yy[parts].sum(axis=0), n[parts].sum(axis=0)
 
 
-def identify(model, Q, QD, QDD, E, band=0.05, prior=1.0, seed=0, friction='auto'):
+def identify(model, Q, QD, QDD, E, band=STICK_BAND, prior=1.0, seed=0, friction='auto'):
     """Return the :class:`Identification` of the data (arrays (N, nq), (N, nv) x 3, model order).
 
     ``friction``: the candidate friction models (:func:`friction_models`: 'auto' tries all and
@@ -578,17 +624,20 @@ def identify(model, Q, QD, QDD, E, band=0.05, prior=1.0, seed=0, friction='auto'
     holdout = _holdout_blocks(Q.shape[0])
     A, c, yy, n = normal_equations(model, Q, QD, QDD, E, moving, columns, band,
                                    holdout=holdout)
-    if n.sum() < 50:
+    if n[[0, 2]].sum() < 50:
         raise ValueError(f'{int(n.sum())} usable equations (joint speeds beyond {band} rad/s): '
                          'record longer or faster motion (rnea-ros excite)')
     fits = [_Fit(model, fm, b, columns, moving) for fm, b in zip(candidates, bases)]
     chosen, selection = _select(fits, A, c, yy, n, prior, moving, model)
     fit = fits[chosen]
-    Ac, cc = fit.system(A, c, (0, 1))
-    yy_all, n_all = yy.sum(axis=0), n.sum(axis=0)
+    used = fit.parts(False)
+    Ac, cc, yy_all, n_all = fit.system(A, c, yy, n, used + tuple(k + 2 for k in used))
     beta, percent, sigma_j, Aw, share, beta_data = weighted_least_squares(
         Ac, cc, yy_all, n_all, beta_prior=fit.beta_nom, scale=fit.scale, prior=prior)
-    ev = np.linalg.eigvalsh(Aw)                      # squared singular values of W_w
+    # Excitation of the rigid body and rotor inertias: friction-only base parameters (an
+    # offset and a Coulomb asymmetry act alike while the joint moves) are left out.
+    body = [k for k, name in enumerate(fit.base.names) if not _friction_only(name)]
+    ev = np.linalg.eigvalsh(Aw[np.ix_(body, body)])  # squared singular values of W_w
     condition = float(math.sqrt(ev[-1] / ev[0])) if ev[0] > 0 else math.inf
     weak = [{'name': fit.base.names[k], 'sigma_percent': float(percent[k]),
              'data_share': float(share[k])}
@@ -609,25 +658,29 @@ def identify(model, Q, QD, QDD, E, band=0.05, prior=1.0, seed=0, friction='auto'
 
 
 def _select(fits, A, c, yy, n, prior, moving, model):
-    """Return (index of the chosen candidate, per-candidate held-out errors)."""
+    """Return (index of the chosen candidate, per-candidate held-out errors).
+
+    Each candidate is fitted on the training blocks and predicts every held-out equation
+    (slow ones included); the score is the weighted mean squared error, with the same weights
+    for every candidate.
+    """
     rows = []
-    sigma_j = None
+    first = fits[0].system(A, c, yy, n, fits[0].parts(False))
+    sigma_j = joint_weights(*first)          # common weights: the errors are comparable
     for fit in fits:
-        Af, cf = fit.system(A, c, (0,))
-        if sigma_j is None:                  # common weights: the errors are comparable
-            sigma_j = joint_weights(Af, cf, yy[0], n[0])
-        beta = weighted_least_squares(Af, cf, yy[0], n[0], sigma_j, fit.beta_nom, fit.scale,
+        Af, cf, yf, nf = fit.system(A, c, yy, n, fit.parts(False))
+        beta = weighted_least_squares(Af, cf, yf, nf, sigma_j, fit.beta_nom, fit.scale,
                                       prior)[0]
-        Ah, ch = fit.system(A, c, (1,))
-        sse = np.array([yy[1, j] - 2.0 * beta @ ch[j] + beta @ Ah[j] @ beta
+        Ah, ch, yh, nh = fit.system(A, c, yy, n, fit.parts(True))
+        sse = np.array([yh[j] - 2.0 * beta @ ch[j] + beta @ Ah[j] @ beta
                         for j in range(len(moving))])
-        rms = np.sqrt(np.clip(sse, 0.0, None) / np.maximum(n[1], 1))
+        sse = np.clip(sse, 0.0, None)
+        rms = np.sqrt(sse / np.maximum(nh, 1))
         rows.append({'name': fit.fm.name, 'parameters': list(fit.fm.parameter_names),
                      'holdout_rms': {model.joint_names[j]: float(r)
                                      for j, r in zip(moving, rms)},
-                     'score': float(np.sum(np.clip(sse, 0.0, None) / sigma_j ** 2)
-                                    / max(int(n[1].sum()), 1))})
-    if n[1].sum() == 0:                      # nothing held out (all slow): the simplest
+                     'score': float(np.sum(sse / sigma_j ** 2) / max(int(nh.sum()), 1))})
+    if n[2:].sum() == 0:                     # nothing held out: the simplest
         best = 0
     else:
         scores = np.array([r['score'] for r in rows])
