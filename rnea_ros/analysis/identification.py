@@ -48,7 +48,7 @@ from rnea_ros.core.regressor import inertial_parameters, NPARAM, parameter_names
 MIN_EXTENT = 1e-3            # m: no body is thinner (keeps J strictly positive, URDF round trip)
 STICK_BAND = 0.05            # |qd| below which an equation is left out (stick-slip), rad/s
 POOR_CONDITION = 1000.0      # warn above this condition number of the base regressor
-WEAK = 0.3                   # a base parameter whose posterior/prior std exceeds this is weak
+WEAK = 0.5                   # a base parameter the data decides less than this share of is weak
 BASE_TOL = 1e-5              # a column this close to the span of the others is not a base one
 PARSIMONY = 0.02             # a richer friction model must predict 2 % better to be chosen
 SMOOTH_SCALES = (0.01, 0.02, 0.05, 0.1)  # v_s tried for the tanh law, rad/s (or m/s)
@@ -641,7 +641,7 @@ def identify(model, Q, QD, QDD, E, band=STICK_BAND, prior=1.0, seed=0, friction=
     condition = float(math.sqrt(ev[-1] / ev[0])) if ev[0] > 0 else math.inf
     weak = [{'name': fit.base.names[k], 'sigma_percent': float(percent[k]),
              'data_share': float(share[k])}
-            for k in np.flatnonzero(np.sqrt(np.clip(1.0 - share, 0.0, 1.0)) > WEAK)]
+            for k in np.flatnonzero(share < WEAK)]
     warnings = _warnings(condition, weak)
     Rw = _upper_factor(Aw)
     phi, jp = consistent_fit(model, fit.base, Rw, beta_data, fit.joint_nom, moving, prior,
@@ -694,17 +694,17 @@ def _warnings(condition, weak):
     """Return the warnings of an identification: poor conditioning, weakly excited parameters."""
     out = []
     rigid = [w for w in weak if not _friction_only(w['name'])]
-    if condition > POOR_CONDITION or rigid:
+    if condition > POOR_CONDITION:
         out.append(f'poor excitation: the condition number of the base regressor is '
-                   f'{condition:.3g} (> {POOR_CONDITION:g} is poor); the estimate keeps the '
-                   'nominal URDF values along the weakly excited directions (record a richer '
-                   'motion with rnea-ros excite to identify them)')
+                   f'{condition:.3g} (> {POOR_CONDITION:g}); the estimate keeps the nominal URDF '
+                   'values along the weakly excited directions (record a richer motion with '
+                   'rnea-ros excite to identify them)')
     if rigid:
         listed = '; '.join(f"{w['name']} ({w['sigma_percent']:.3g} %sigma, "
                            f"{100 * w['data_share']:.0f} % from data)" for w in rigid[:12])
         more = f' and {len(rigid) - 12} more' if len(rigid) > 12 else ''
         out.append(f'{len(rigid)} base parameters are weakly excited and stay near their '
-                   f'nominal values: {listed}{more}')
+                   f'nominal values (the prior): {listed}{more}')
     return out
 
 
