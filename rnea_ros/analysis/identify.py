@@ -301,6 +301,13 @@ def plot(model, result, x_nom, data, out_dir, label):
 
 def run_identify(args):
     """Run ``rnea-ros identify``; return the exit code."""
+    from rnea_ros.analysis.blas import single_threaded_blas
+    with single_threaded_blas():
+        return _run_identify(args)
+
+
+def _run_identify(args):
+    """Run ``rnea-ros identify`` (see :func:`run_identify`)."""
     try:
         with open(args.urdf, encoding='utf-8') as f:
             xml = f.read()
