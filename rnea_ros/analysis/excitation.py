@@ -178,7 +178,7 @@ class _Design:
         self.hold = np.where(np.isfinite(model.lower_limits) & np.isfinite(model.upper_limits),
                              0.5 * (model.lower_limits + model.upper_limits), 0.0)
         self.t = np.linspace(0.0, 1.0 / f, points, endpoint=False)
-        self.dense = np.linspace(0.0, 1.0 / f, 20 * points, endpoint=False)
+        self.dense = np.linspace(0.0, 1.0 / f, 5 * points, endpoint=False)   # limits
         self.base = base_parameters(model, friction=True, seed=seed, moving=self.index,
                                     hold=self.hold)
         off = model.nv - model.njoints
@@ -283,7 +283,8 @@ def _optimise(model, index, duration, base_frequency, L, margin, speed, points, 
     result = minimize(design.objective, best_x, method='L-BFGS-B',
                       options={'maxiter': int(iterations), 'eps': 1e-6})
     x = result.x if result.fun < best else best_x
-    one = design.trajectory(x)
+    design.dense = np.linspace(0.0, 1.0 / design.f, 20 * design.t.size, endpoint=False)
+    one = design.trajectory(x)                  # the limits checked on a finer grid
     cond, ratio = design.condition(one)
     return FourierTrajectory(one.joints, one.base_frequency, duration, one.q0, one.a, one.b,
                              robot=model.name,
