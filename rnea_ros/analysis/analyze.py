@@ -12,13 +12,16 @@ no ROS installation needed), and for every sample:
 2. computes the model efforts with :func:`inverse_dynamics_batch` (friction-free rigid body);
 3. prints per-joint RMS and maximum of the residual (measured - model);
 4. fits, by linear least squares on all joints at once, the residual as
-   ``m * Y_m(q, qd, qdd) + Fv_j qd_j + Fs_j sign(qd_j)``: a payload mass m at a named link
+   ``m * Y_m(q, qd, qdd) + Fv_j qd_j + Fs_j sign(qd_j) + off_j``: a payload mass m at a named link
    (default: the deepest link moved by a revolute joint, e.g. a wrist flange; centre of mass
    given, default the link origin; Y_m is the exact effort of a 1 kg point mass there, by
    linearity of the dynamics in the inertial parameters), and per joint viscous (Fv) and
-   Coulomb (Fs) friction.  sign() is the core's (linear inside |qd| < coulomb_band).  Fit
-   quality: R^2 of the residual explained, standard errors from the covariance
-   sigma^2 (A^T A)^-1 (they assume independent samples, so they are optimistic).
+   Coulomb (Fs) friction and an effort offset, with identify's estimation path
+   (:func:`fit_friction_payload`: the core's friction law, equations slower than 0.05 rad/s
+   left out as stick-slip, Fv and Fs >= 0).  Fit quality: R^2 of the residual explained,
+   standard errors from the covariance sigma^2 (A^T A)^-1 (they assume independent samples, so
+   they are optimistic).  :func:`payload_support` says when the data does not support a
+   payload at all (a model error rather than a payload);
    With ``--fit-com`` the centre of mass c is fitted too: Gauss-Newton on c, each round fitting
    m and a first-moment correction dh = m dc (columns (Y(c + d e_k) - Y(c - d e_k)) / 2d, exact
    for the first moment) around the current c; the payload is a point mass (its own
@@ -33,7 +36,10 @@ import os
 import numpy as np
 
 from rnea_ros.analysis import signals
+from rnea_ros.analysis.identification import (FrictionModel, STICK_BAND, SYMMETRIC,
+                                              usable_equations)
 from rnea_ros.core.dynamics import inverse_dynamics_batch
+from rnea_ros.core.friction import STRIBECK_VELOCITY
 from rnea_ros.core.payload import model_with_payload, Payload
 from rnea_ros.core.urdf import read_urdf
 
@@ -440,7 +446,7 @@ def _fit_point_mass(urdf_xml, model, Q, QD, QDD, R, link, com, gravity, fit, rou
     for _ in range(rounds):
         Y = payload_regressor(urdf_xml, model, Q, QD, QDD, link, com, gravity)
         fit = fit_friction_payload(R, QD, np.concatenate([Y[:, :, None], H], axis=2),
-                                   model.coulomb_band)
+                                   model.coulomb_band, law=model.friction_law)
         if not fit['payload_mass'] > 0.0:
             raise ValueError('the fitted payload mass is not positive: no centre of mass')
         com = com + fit['payload_first_moment'] / fit['payload_mass']
@@ -461,33 +467,45 @@ def default_payload_link(model):
     return model.body_links[max(rotary, key=lambda b: (depth[b], b))]
 
 
-def fit_friction_payload(R, QD, Y, band=0.01):
-    """Least squares R ~ m Y + Fv qd + Fs sign(qd) per joint; return a dict of estimates.
+def fit_friction_payload(R, QD, Y, band=0.01, stick=STICK_BAND, law='linear'):
+    """Fit R ~ m Y + Fv qd + Fs s(qd) + off per joint; return a dict of estimates.
 
     R, QD are (N, n) residuals and velocities, Y the (N, n) or (N, n, p) payload regressor
-    (None: no payload term; with p = 4 the columns are m and h = m c).  Returns the estimates,
-    their standard errors, R^2 of the residual explained and the residual left after the fit.
+    (None: no payload term; with p = 4 the columns are m and h = m c).  The friction columns
+    and the stick-slip rule are identify's (:mod:`rnea_ros.analysis.identification`: the
+    symmetric law of :mod:`rnea_ros.core.friction` with sign scale ``band``, equations with
+    ``|qd_j| < stick`` left out, Fv and Fs kept >= 0): one estimation path.  Returns the
+    estimates, their standard errors, R^2 of the residual explained (on the equations used) and
+    the residual left after the fit (all samples).
     """
+    from scipy.optimize import lsq_linear
     N, n = R.shape
-    blocks = []
     k = 0
+    blocks = []
     if Y is not None:
         Y = Y.reshape(N, n, -1)
         k = Y.shape[2]
         blocks.append(Y.reshape(N * n, k))
+    fm = FrictionModel('coulomb', law, band, STRIBECK_VELOCITY, SYMMETRIC)
+    F = fm.columns(QD, np.zeros_like(QD))[..., :3]            # (N, n, [Fv, Fs, off])
     eye = np.eye(n)
-    sign = np.clip(QD / band, -1.0, 1.0)
-    blocks.append((QD[:, :, None] * eye).reshape(N * n, n))
-    blocks.append((sign[:, :, None] * eye).reshape(N * n, n))
+    for c in range(3):
+        blocks.append((F[:, :, c, None] * eye).reshape(N * n, n))
     A = np.hstack(blocks)
     b = R.reshape(N * n)
-    x, *_ = np.linalg.lstsq(A, b, rcond=None)
-    left = b - A @ x
-    dof = max(A.shape[0] - A.shape[1], 1)
+    use = usable_equations(QD, stick).reshape(N * n)
+    lower = np.full(A.shape[1], -np.inf)
+    lower[k:k + 2 * n] = 0.0                                  # Fv, Fs >= 0
+    Au, bu = A[use], b[use]
+    x = lsq_linear(Au, bu, bounds=(lower, np.inf), lsmr_tol='auto').x if use.any() \
+        else np.zeros(A.shape[1])
+    left = bu - Au @ x
+    dof = max(Au.shape[0] - A.shape[1], 1)
     sigma2 = left @ left / dof
-    cov = sigma2 * np.linalg.pinv(A.T @ A)
+    cov = sigma2 * np.linalg.pinv(Au.T @ Au)
     stderr = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    total = np.sum((b - b.mean()) ** 2)
+    total = np.sum((bu - bu.mean()) ** 2)
+    after = (b - A @ x).reshape(N, n)
     return {
         'payload_mass': float(x[0]) if Y is not None else None,
         'payload_mass_stderr': float(stderr[0]) if Y is not None else None,
@@ -495,11 +513,50 @@ def fit_friction_payload(R, QD, Y, band=0.01):
         'payload_first_moment': x[1:4] if k == 4 else None,
         'payload_first_moment_stderr': stderr[1:4] if k == 4 else None,
         'viscous': x[k:k + n], 'viscous_stderr': stderr[k:k + n],
-        'coulomb': x[k + n:], 'coulomb_stderr': stderr[k + n:],
+        'coulomb': x[k + n:k + 2 * n], 'coulomb_stderr': stderr[k + n:k + 2 * n],
+        'offset': x[k + 2 * n:], 'offset_stderr': stderr[k + 2 * n:],
         'r2': float(1.0 - left @ left / total) if total > 0 else float('nan'),
-        'rms_after': np.sqrt(np.mean(left.reshape(N, n) ** 2, axis=0)),
+        'rss': float(left @ left), 'equations': int(use.sum()),
+        'rms_after': np.sqrt(np.mean(after ** 2, axis=0)),
         'fitted': (A @ x).reshape(N, n),
     }
+
+
+def payload_support(R, QD, Y, fit, band=0.01, law='linear'):
+    """Return (supported, reasons, details): whether the data supports a payload at all.
+
+    A payload explains the rigid-body residual with one mass at one place, the same for every
+    joint.  When the residual is a model error instead (the URDF's inertials), a payload term
+    still takes some mass: then it explains little of what friction and offsets leave, and the
+    joints disagree on the mass (each joint's own fit).  Supported when the mass is positive
+    beyond 3 standard errors, the payload term removes at least half of the residual that
+    friction and offsets leave, and the joints whose payload column is strong agree on the
+    mass within 25 %.
+    """
+    none = fit_friction_payload(R, QD, None, band, law=law)
+    explained = 1.0 - fit['rss'] / none['rss'] if none['rss'] > 0 else 0.0
+    Y = Y.reshape(R.shape[0], R.shape[1], -1)[:, :, 0]
+    strength = np.sqrt(np.mean(Y ** 2, axis=0))
+    strong = np.flatnonzero(strength >= 0.2 * strength.max())
+    masses = []
+    for j in strong:
+        one = fit_friction_payload(R[:, [j]], QD[:, [j]], Y[:, [j]], band, law=law)
+        masses.append(one['payload_mass'])
+    masses = np.array(masses)
+    m, sd = fit['payload_mass'], fit['payload_mass_stderr']
+    spread = float(np.ptp(masses) / abs(m)) if m and masses.size > 1 else 0.0
+    reasons = []
+    if not m > 3.0 * sd:
+        reasons.append(f'the mass {m:.4g} kg is not positive beyond 3 standard errors')
+    if explained < 0.5:
+        reasons.append(f'the payload term explains only {100 * explained:.0f} % of the '
+                       'residual that friction and offsets leave')
+    if spread > 0.25:
+        reasons.append(f'the joints disagree on its mass ({masses.min():.3g} to '
+                       f'{masses.max():.3g} kg)')
+    details = {'explained': float(explained), 'joint_masses': masses.tolist(),
+               'joints': strong.tolist(), 'spread': spread}
+    return not reasons, reasons, details
 
 
 def analyze(urdf_xml, t, names, Q, QD, E, payload_link=None, payload_com=(0.0, 0.0, 0.0),
@@ -527,9 +584,13 @@ def analyze(urdf_xml, t, names, Q, QD, E, payload_link=None, payload_com=(0.0, 0
     Y, com = None, np.asarray(payload_com, dtype=float)
     if fit_payload:
         Y = payload_regressor(urdf_xml, model, Q, QD, QDD, link, com, gravity)
-    fit = fit_friction_payload(R, QD, Y, model.coulomb_band)
+    fit = fit_friction_payload(R, QD, Y, model.coulomb_band, law=model.friction_law)
     if fit_payload and fit_com:
         fit, com = _fit_point_mass(urdf_xml, model, Q, QD, QDD, R, link, com, gravity, fit)
+        Y = payload_regressor(urdf_xml, model, Q, QD, QDD, link, com, gravity)
+    if fit_payload:
+        fit['payload_supported'], fit['payload_reasons'], fit['payload_check'] = \
+            payload_support(R, QD, Y, fit, model.coulomb_band, model.friction_law)
     return {'model': model, 't': t - t[0], 'Q': Q, 'QD': QD, 'QDD': QDD, 'E': E, 'TAU': TAU,
             'residual': R, 'rms': np.sqrt(np.mean(R ** 2, axis=0)),
             'max': np.max(np.abs(R), axis=0), 'payload_link': link if fit_payload else None,
@@ -545,18 +606,28 @@ def report(result):
     lines += result['signals'].lines()
     lines += ['', 'residual = measured - model effort (rigid body, no friction, no payload)',
               f"{'joint':<24}{'rms':>10}{'max':>10}{'Fv':>10}{'+-':>8}{'Fs':>10}{'+-':>8}"
-              f"{'rms after':>11}"]
+              f"{'offset':>10}{'rms after':>11}"]
     for j, name in enumerate(model.joint_names):
         lines.append(f"{name:<24}{result['rms'][j]:10.4f}{result['max'][j]:10.4f}"
                      f"{fit['viscous'][j]:10.4f}{fit['viscous_stderr'][j]:8.4f}"
                      f"{fit['coulomb'][j]:10.4f}{fit['coulomb_stderr'][j]:8.4f}"
-                     f"{fit['rms_after'][j]:11.4f}")
-    lines.append('units: N m (N for prismatic joints); Fv in N m s/rad, Fs in N m')
+                     f"{fit['offset'][j]:10.4f}{fit['rms_after'][j]:11.4f}")
+    lines.append('units: N m (N for prismatic joints); Fv in N m s/rad, Fs and offset in N m; '
+                 f'equations with |qd| < {STICK_BAND} rad/s left out of the fit (stick-slip), '
+                 'as in rnea-ros identify')
     if fit['payload_mass'] is not None:
         com = ', '.join(f'{c:.4f}' for c in result['payload_com'])
         how = 'fitted' if result['com_fitted'] else 'given'
-        lines.append(f"payload at {result['payload_link']} (com [{com}] m, {how}): "
-                     f"{fit['payload_mass']:.4f} +- {fit['payload_mass_stderr']:.4f} kg")
+        if fit.get('payload_supported', True):
+            lines.append(f"payload at {result['payload_link']} (com [{com}] m, {how}): "
+                         f"{fit['payload_mass']:.4f} +- {fit['payload_mass_stderr']:.4f} kg")
+        else:
+            lines.append(f"no payload supported at {result['payload_link']} (com [{com}] m, "
+                         f"{how}): a payload term would take {fit['payload_mass']:.4f} kg, "
+                         f"but {'; '.join(fit['payload_reasons'])}. The residual is a model "
+                         'error (the URDF inertials, or a payload elsewhere or with another '
+                         'centre of mass: try --fit-com), not this payload; rnea-ros identify '
+                         'fits the whole model.')
     lines.append(f"fit: R^2 = {fit['r2']:.5f} of the residual explained; standard errors "
                  'assume independent samples')
     return '\n'.join(lines)
@@ -568,6 +639,7 @@ def summary(result):
     per_joint = {n: {'rms': result['rms'][j], 'max': result['max'][j],
                      'viscous': fit['viscous'][j], 'viscous_stderr': fit['viscous_stderr'][j],
                      'coulomb': fit['coulomb'][j], 'coulomb_stderr': fit['coulomb_stderr'][j],
+                     'offset': fit['offset'][j], 'offset_stderr': fit['offset_stderr'][j],
                      'rms_after_fit': fit['rms_after'][j]} for j, n in enumerate(names)}
     joints = {n: {k: float(v) for k, v in d.items()} for n, d in per_joint.items()}
     return {'samples': int(result['t'].size), 'joints': joints,
@@ -575,7 +647,10 @@ def summary(result):
             'payload': {'link': result['payload_link'],
                         'com': [float(c) for c in result['payload_com']],
                         'com_fitted': result['com_fitted'],
-                        'mass': fit['payload_mass'], 'mass_stderr': fit['payload_mass_stderr']},
+                        'mass': fit['payload_mass'], 'mass_stderr': fit['payload_mass_stderr'],
+                        'supported': fit.get('payload_supported'),
+                        'not_supported_because': fit.get('payload_reasons'),
+                        'check': fit.get('payload_check')},
             'r2': fit['r2']}
 
 

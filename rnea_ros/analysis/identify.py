@@ -39,6 +39,7 @@ from rnea_ros.analysis import signals
 from rnea_ros.analysis.analyze import count_joint_states, iter_joint_states
 from rnea_ros.analysis.identification import identify, predict
 from rnea_ros.analysis.output import identified_urdf, node_parameters, write_atomic
+from rnea_ros.core import friction as fr
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.regressor import inertial_parameters, joint_parameters
 
@@ -210,7 +211,7 @@ def load_samples(bags, model, topic, window=None, order=2, cutoff=None, fixed=No
 
 
 def residual_rms(model, x, data, joints):
-    """Return the per-joint RMS of measured - predicted efforts for the given joints."""
+    """Return the per-joint RMS of measured - predicted efforts (x: parameters or result)."""
     Q, QD, QDD, E = data
     P = predict(model, x, Q, QD, QDD)
     off = model.nv - model.njoints
@@ -221,28 +222,44 @@ def summarise(model, result, x_nom, train, validation):
     """Return the report as a JSON-ready dict."""
     joints = result.moving
     names = [model.joint_names[j] for j in joints]
-    x_id = result.parameters()
+    fm = result.friction_model
     out = {'robot': model.name, 'samples': result.samples, 'moving_joints': names,
            'condition_number': result.condition, 'warnings': list(result.warnings),
+           'friction_model': {'name': fm.name, 'law': fm.law, 'velocity_scale': fm.scale,
+                              'stribeck_velocity': fm.stribeck_velocity,
+                              'parameters': list(fm.parameter_names)},
+           'friction_models': result.selection,
+           'weak_parameters': result.weak,
            'base_parameters': [{'name': n, 'value': float(v), 'sigma_percent': float(s),
-                                'consistent_value': float(c)}
-                               for n, v, s, c in zip(result.base_names, result.beta,
-                                                     result.sigma_percent,
-                                                     result.beta_consistent)],
-           'joints': {model.joint_names[j]: dict(zip(('Fv', 'Fs', 'Ia', 'offset'),
-                                                     map(float, result.joint_params[j])))
-                      for j in joints},
+                                'consistent_value': float(c), 'data_share': float(d)}
+                               for n, v, s, c, d in zip(result.base_names, result.beta,
+                                                        result.sigma_percent,
+                                                        result.beta_consistent,
+                                                        result.data_share)],
+           'joints': {model.joint_names[j]: _joint_row(model, result, j) for j in joints},
            'residual_rms': {}}
     for label, data in (('training', train), ('validation', validation)):
         if data is None:
             continue
         nominal = residual_rms(model, x_nom, data, joints)
-        identified = residual_rms(model, x_id, data, joints)
+        identified = residual_rms(model, result, data, joints)
         effort = np.sqrt(np.mean(data[3][:, model.nv - model.njoints + joints] ** 2, axis=0))
         out['residual_rms'][label] = {
             n: {'nominal': float(a), 'identified': float(b), 'effort_rms': float(e)}
             for n, a, b, e in zip(names, nominal, identified, effort)}
     return out
+
+
+def _joint_row(model, result, j):
+    """Return one joint's identified terms: Fv, Fs (positive side), Fv-, Fs-, Fx, Ia, offset."""
+    t = result.friction_table[j]
+    row = {'Fv': float(t[fr.FV_POS]), 'Fs': float(t[fr.FS_POS]), 'Fv-': float(t[fr.FV_NEG]),
+           'Fs-': float(t[fr.FS_NEG]), 'Fx': float(t[fr.FX]), 'Ia': float(result.armature[j]),
+           'offset': float(t[fr.OFF])}
+    combined = result.armature_combined.get(model.joint_names[j])
+    if combined:
+        row['Ia_identifiable_only_as'] = combined
+    return row
 
 
 def text_report(summary):
@@ -257,16 +274,40 @@ def text_report(summary):
         for name, row in table.items():
             lines.append(f"  {name:<24} {row['nominal']:10.4f} -> {row['identified']:10.4f}   "
                          f"({row['effort_rms']:.4f})")
-    lines.append('joint friction and rotor inertia: Fv (N m s/rad), Fs (N m), Ia (kg m^2), '
-                 'offset (N m)')
+    models = summary.get('friction_models') or []
+    if models:
+        lines.append('friction models, RMS error on held-out blocks of the training data '
+                     '(N m or N), * = chosen (the simplest within 2 % of the best):')
+        joints = list(models[0]['holdout_rms'])
+        lines.append(f"  {'model':<18}" + ''.join(f'{n[-12:]:>13}' for n in joints))
+        for m in models:
+            mark = '*' if m['chosen'] else ' '
+            lines.append(f"{mark} {m['name']:<18}"
+                         + ''.join(f"{m['holdout_rms'][n]:13.4f}" for n in joints))
+    fm = summary['friction_model']
+    lines.append(f"friction model {fm['name']}: tau_f = Fv(qd) qd + (Fs(qd) + Fx e(qd)) s(qd) "
+                 f"+ offset, s = {'clip' if fm['law'] == 'linear' else 'tanh'}(qd / "
+                 f"{fm['velocity_scale']:g}), e = exp(-(qd / {fm['stribeck_velocity']:g})^2)")
+    lines.append('joint friction and rotor inertia: Fv+/Fv- (N m s/rad), Fs+/Fs- and Fx (N m), '
+                 'Ia (kg m^2), offset (N m)')
+    flagged = []
     for name, p in summary['joints'].items():
-        lines.append(f"  {name:<24} Fv {p['Fv']:9.4f}  Fs {p['Fs']:9.4f}  Ia {p['Ia']:9.4f}  "
-                     f"offset {p['offset']:9.4f}")
+        mark = ''
+        if 'Ia_identifiable_only_as' in p:
+            mark = ' (Ia: see note)'
+            flagged.append(f"  {name}: only the sum {p['Ia_identifiable_only_as']} is "
+                           'identifiable; Ia is its share kept near the nominal')
+        lines.append(f"  {name:<24} Fv {p['Fv']:8.4f}/{p['Fv-']:8.4f}  Fs {p['Fs']:8.4f}/"
+                     f"{p['Fs-']:8.4f}  Fx {p['Fx']:7.4f}  Ia {p['Ia']:8.4f}  "
+                     f"offset {p['offset']:8.4f}{mark}")
+    if flagged:
+        lines.append('note: rotor inertia that only a sum with link inertias determines:')
+        lines += flagged
     lines.append(f"base parameters ({len(summary['base_parameters'])}): WLS value, %sigma, "
-                 'physically consistent value')
+                 'physically consistent value, share decided by the data')
     for p in summary['base_parameters']:
         lines.append(f"  {p['value']:12.5g} {p['sigma_percent']:8.2f}% "
-                     f"{p['consistent_value']:12.5g}"
+                     f"{p['consistent_value']:12.5g} {100 * p['data_share']:4.0f}%"
                      f"  {p['name']}")
     return '\n'.join(lines)
 
@@ -279,7 +320,7 @@ def plot(model, result, x_nom, data, out_dir, label):
     Q, QD, QDD, E = data
     off = model.nv - model.njoints
     P_nom = predict(model, x_nom, Q, QD, QDD)
-    P_id = predict(model, result.parameters(), Q, QD, QDD)
+    P_id = predict(model, result, Q, QD, QDD)
     n = result.moving.size
     fig, axes = plt.subplots(n, 1, figsize=(10, 1.9 * n), sharex=True, squeeze=False)
     for k, j in enumerate(result.moving):
@@ -325,12 +366,13 @@ def _run_identify(args):
                               like=loaded) if args.validate else None
     train = loaded.data
     validation = checked.data if checked is not None else None
-    result = identify(model, *train, band=args.band, prior=args.prior)
+    result = identify(model, *train, band=args.band, prior=args.prior,
+                      friction=getattr(args, 'friction', 'auto'))
     x_nom = np.concatenate([inertial_parameters(model), joint_parameters(model)])
     summary = summarise(model, result, x_nom, train, validation)
     urdf_text = identified_urdf(xml, model, result.phi, result.joint_params)
     RobotModel.from_urdf_string(urdf_text)                    # it must load back
-    params_text = node_parameters(model, result.joint_params) if args.params_out else None
+    params_text = node_parameters(model, result) if args.params_out else None
     plots = []
     if args.report:
         plots.append(plot(model, result, x_nom, train, args.report, 'training'))
@@ -368,6 +410,11 @@ def add_identify_arguments(parser):
     parser.add_argument('--report', metavar='DIR', help='folder for plots and identify.json')
     parser.add_argument('--band', type=float, default=0.05,
                         help='|qd| below which a joint equation is left out (stick-slip), rad/s')
+    parser.add_argument('--friction', default='auto',
+                        choices=('auto', 'coulomb', 'asymmetric', 'tanh'),
+                        help='friction model: auto (chosen by held-out prediction error, the '
+                        'default), coulomb, asymmetric or tanh (README: Identify the real '
+                        'robot)')
     parser.add_argument('--prior', type=float, default=1.0,
                         help='weight of the pull toward the nominal parameters (default 1)')
     parser.add_argument('--cutoff', type=float, metavar='HZ',
