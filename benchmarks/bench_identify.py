@@ -2,9 +2,10 @@
 
 Writes bags (mcap) of the panda "truth" (nominal URDF with masses +-20 %, COM +-2 cm, inertias
 +-30 %, rotor inertia, sigmoid friction, effort offsets; seed 7) following
-config/excitation_panda.yaml, logged as real loggers do (:func:`identification_data.
-realworld_recording`: about 1 kHz, stamps 0.7 to 8.8 ms apart, 6 % duplicate rows, noise;
-the gripper not recorded), 30 s pieces written one after the other for long recordings.
+config/excitation_panda.yaml, logged as real loggers do
+(:func:`identification_data.realworld_recording`: 1.0 ms mean interval, stamps 0.7 to 8.8 ms
+apart, 6 % duplicate rows, noise; the gripper not recorded), 30 s pieces written one after the
+other for long recordings.
 Each ``rnea-ros identify BAG --urdf panda.urdf --out ...`` runs in its own process (numba
 kernels cached beforehand); wall time and that process's peak resident memory (``wait4``
 ru_maxrss) are printed per length.  Targets: one hour (3.6 M rows) in <= 120 s and <= 500 MB.
@@ -76,12 +77,15 @@ def accuracy(seeds, noise=0.05):
               f'{err.max():19.4f}  {gravity * 100:27.3f} %  {ok}')
 
 
-def write_log(path, seconds, seed=7):
-    """Write ``seconds`` of the logged panda to a bag, 30 s pieces at a time; return rows."""
+def write_log(path, seconds, seed=7, rate=1046.0):
+    """Write ``seconds`` of the logged panda to a bag, 30 s pieces at a time; return rows.
+
+    ``rate`` 1046 Hz with the logger's gaps gives a mean interval of 1.0 ms (3.6 M rows/hour).
+    """
     rows = 0
     with JointStateWriter(path, realworld_recording('panda', seed, 1.0).names) as writer:
         for k in range(int(np.ceil(seconds / 30.0))):
-            piece = realworld_recording('panda', seed, min(30.0, seconds - 30.0 * k),
+            piece = realworld_recording('panda', seed, min(30.0, seconds - 30.0 * k), rate,
                                         start=100.0 + 30.0 * k)
             writer.write(piece.t, piece.Q, piece.QD, piece.E)
             rows += piece.t.size
