@@ -208,7 +208,7 @@ def realworld_recording(robot='panda', seed=0, duration=30.0, rate=1000.0, traj=
                         jitter=(0.7e-3, 8.8e-3), duplicates=0.06, repeated_stamps=0.002,
                         friction='sigmoid', offsets=0.08, unrecorded=None, held=0.0,
                         velocity_noise=0.005, position_noise=2e-6, effort_noise=0.05,
-                        start=100.0):
+                        start=100.0, noise_seed=None):
     """Return a :class:`Recording` of a perturbed robot with the flaws of real logs.
 
     - ``robot``: a name of :mod:`robots` (``panda``, ``ur5``) or a path under
@@ -224,7 +224,9 @@ def realworld_recording(robot='panda', seed=0, duration=30.0, rate=1000.0, traj=
     - ``offsets``: constant effort offsets, uniform in +-offsets N m per recorded joint;
     - ``unrecorded``: joints left out of the recording (default: the gripper of the robot, see
       :data:`GRIPPERS`; ``()``: none), held at ``held`` by the truth;
-    - noise: Gaussian on positions (rad), velocities (rad/s) and efforts (N m).
+    - noise: Gaussian on positions (rad), velocities (rad/s) and efforts (N m);
+      ``noise_seed``: of the noise, stamps and duplicates (default: ``seed``; the truth is that
+      of ``seed`` with the same duration and rate, so that a validation log differs in noise).
     """
     from rnea_ros.analysis.excitation import FourierTrajectory
     rng = np.random.default_rng(seed)
@@ -240,6 +242,10 @@ def realworld_recording(robot='panda', seed=0, duration=30.0, rate=1000.0, traj=
         traj = (FourierTrajectory.from_yaml(EXCITATION_PANDA) if robot == 'panda'
                 else random_excitation(truth, arm, seed))
     t = irregular_stamps(duration, rate, rng, jitter, start)
+    log = rng
+    if noise_seed is not None:          # the truth's draws below stay those of ``seed``
+        log = np.random.default_rng([noise_seed, seed])
+        t = irregular_stamps(duration, rate, log, jitter, start)
     n = t.size
     q, qd, qdd = traj.evaluate((t - start) % traj.duration)
     Q = np.zeros((n, truth.nq))
@@ -260,14 +266,14 @@ def realworld_recording(robot='panda', seed=0, duration=30.0, rate=1000.0, traj=
     recording.offsets = {j: float(rng.uniform(-offsets, offsets)) for j in recorded}
     cols = [names.index(j) for j in recorded]
     E = recording.truth_efforts(Q, QD, QDD)[:, cols]
-    Qm = Q[:, cols] + rng.normal(0.0, position_noise, (n, len(cols)))
-    QDm = QD[:, cols] + rng.normal(0.0, velocity_noise, (n, len(cols)))
-    Em = E + rng.normal(0.0, effort_noise, E.shape)
-    dup = rng.random(n) < duplicates
+    Qm = Q[:, cols] + log.normal(0.0, position_noise, (n, len(cols)))
+    QDm = QD[:, cols] + log.normal(0.0, velocity_noise, (n, len(cols)))
+    Em = E + log.normal(0.0, effort_noise, E.shape)
+    dup = log.random(n) < duplicates
     dup[0] = False
     for k in np.flatnonzero(dup):           # the logger re-sends the previous row's state
         Qm[k], QDm[k], Em[k] = Qm[k - 1], QDm[k - 1], Em[k - 1]
-    same = rng.random(n) < repeated_stamps
+    same = log.random(n) < repeated_stamps
     same[0] = False
     t_logged = t.copy()
     t_logged[same] = t_logged[np.flatnonzero(same) - 1]

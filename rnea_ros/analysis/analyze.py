@@ -94,7 +94,7 @@ def count_joint_states(bag, topic='/joint_states'):
         return 0
 
 
-def iter_joint_states(bag, topic='/joint_states', chunk=100_000, check=True):
+def iter_joint_states(bag, topic='/joint_states', chunk=20_000, check=True):
     """Yield (t, names, Q, QD, E) of ``chunk`` messages at a time (see :func:`read_joint_states`).
 
     Rows are sorted by stamp within a chunk only.  Messages are decoded in bulk: those with the

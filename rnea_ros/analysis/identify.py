@@ -120,7 +120,7 @@ class Samples:
 
 
 def load_recordings(bags, model, topic='/joint_states', window=None, cutoff=None, fixed=None,
-                    like=None, max_samples=signals.MAX_SAMPLES, chunk=100_000, progress=True):
+                    like=None, max_samples=signals.MAX_SAMPLES, chunk=20_000, progress=True):
     """Return the :class:`Samples` of bags (read and conditioned chunk by chunk).
 
     The cutoffs are estimated on the first bag (module doc of :mod:`rnea_ros.analysis.signals`)
@@ -181,8 +181,12 @@ def load_recordings(bags, model, topic='/joint_states', window=None, cutoff=None
             cutoff = dict(zip(conditioner.report.joints, conditioner.report.cutoff))
     if not parts:
         raise ValueError('no samples left after cleaning the recordings')
-    data = tuple(np.concatenate([p[k] for p in parts]) for k in range(4))
-    return Samples(data, reports, held)
+    data = []
+    for k in range(4):                  # one array at a time, its parts freed (peak memory)
+        data.append(np.concatenate([p[k] for p in parts]))
+        for p in parts:
+            p[k] = None
+    return Samples(tuple(data), reports, held)
 
 
 def _model_order(block, model, present, held, off_q, off_v):
@@ -197,7 +201,7 @@ def _model_order(block, model, present, held, off_q, off_v):
     Q[:, off_q + np.asarray(index)] = Qr
     for X, Xr in ((QD, QDr), (QDD, QDDr), (E, Er)):
         X[:, off_v + np.asarray(index)] = Xr
-    return Q, QD, QDD, E
+    return [Q, QD, QDD, E]
 
 
 def load_samples(bags, model, topic, window=None, order=2, cutoff=None, fixed=None):
@@ -338,6 +342,13 @@ def plot(model, result, x_nom, data, out_dir, label):
 
 def run_identify(args):
     """Run ``rnea-ros identify``; return the exit code."""
+    from rnea_ros.analysis.blas import single_threaded_blas
+    with single_threaded_blas():
+        return _run_identify(args)
+
+
+def _run_identify(args):
+    """Run ``rnea-ros identify`` (see :func:`run_identify`)."""
     try:
         with open(args.urdf, encoding='utf-8') as f:
             xml = f.read()

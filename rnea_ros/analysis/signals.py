@@ -51,7 +51,7 @@ MARGIN = 2.0        # cutoff = MARGIN * knee: the filter's gain is 0.996 at the 
 ORDER = 4           # Butterworth order (run twice: zero phase)
 MIN_RATE = 200.0    # decimation keeps at least this rate (Hz) ...
 RATE_PER_CUTOFF = 5.0   # ... and this many times the highest cutoff
-MAX_SAMPLES = 300_000   # and at most this many samples in all
+MAX_SAMPLES = 150_000   # and at most this many samples in all
 
 
 def clean_rows(t, X, previous=None):
@@ -275,8 +275,8 @@ class Conditioner:
     """
 
     def __init__(self, joints, cutoff=None, window=None, dt=None, decimation=None,
-                 expected_rows=None, max_samples=MAX_SAMPLES, estimate_seconds=60.0,
-                 block=65536):
+                 expected_rows=None, max_samples=MAX_SAMPLES, estimate_seconds=30.0,
+                 block=32768):
         """Set the options (see the class doc)."""
         self.report = Report(joints=list(joints))
         self.n = len(joints)
@@ -374,7 +374,8 @@ class Conditioner:
 
     def _estimate(self, t, X):
         """Return (cutoffs, floors) of the joints from the first rows (module doc, step 3)."""
-        segment = self._resample(t, X, 0, None)[0]
+        runs = self._resample(t, X, 0, None)[1]
+        segment = max(runs, key=lambda run: len(run[1])) if runs else None    # the longest
         if segment is None:
             raise ValueError('the recording has no stretch without gaps to estimate its noise '
                              'band; give --cutoff')
@@ -423,13 +424,15 @@ class Conditioner:
         for k0, Y in runs:
             if self.buffer is not None and k0 != self.buffer[0] + len(self.buffer[1]):
                 out += self._flush(final=True)          # a gap: the segment ends
-            if self.buffer is None:
-                self.buffer = (k0, Y)
-                self.emitted = k0
-            else:
-                self.buffer = (self.buffer[0], np.vstack([self.buffer[1], Y]))
-            if len(self.buffer[1]) >= self.block + 2 * self.margin:
-                out += self._flush(final=False)
+            for s in range(0, len(Y), self.block):     # filter at most a block at a time
+                piece = Y[s:s + self.block]
+                if self.buffer is None:
+                    self.buffer = (k0 + s, piece)
+                    self.emitted = k0 + s
+                else:
+                    self.buffer = (self.buffer[0], np.vstack([self.buffer[1], piece]))
+                if len(self.buffer[1]) >= self.block + 2 * self.margin:
+                    out += self._flush(final=False)
         return out
 
     def _next_index(self):
