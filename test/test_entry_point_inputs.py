@@ -82,3 +82,22 @@ def test_wrong_lengths_through_views_keep_their_messages(panda):
     nan[-1] = np.nan
     with pytest.raises(ValueError, match=rf'q\[{panda.nq - 1}\] .* is nan'):
         frame_jacobian(panda, nan, 'panda_hand')
+
+
+def test_numba_cache_is_keyed_on_every_kernel_source():
+    """Every kernel module and the helpers they inline are hashed by the cache refresher.
+
+    numba keys its cache on the defining file only: a kernel source missing from the hash could
+    leave a stale compiled kernel in use after an edit (e.g. without a newer input check).
+    """
+    import os
+    from rnea_ros.core.kernels import _fresh_cache
+    here = os.path.dirname(_fresh_cache.__file__)
+    kernel_files = {f for f in os.listdir(here) if f.endswith('.py')}
+    kernel_files -= {'__init__.py', '_fresh_cache.py'}
+    hashed = {os.path.normpath(s) for s in _fresh_cache._SOURCES}
+    assert kernel_files <= hashed
+    assert {os.path.join('..', 'layout.py'), os.path.join('..', 'joints.py')} <= hashed
+    for directory in _fresh_cache.cache_dirs()[:1]:
+        with open(os.path.join(directory, _fresh_cache._STAMP)) as f:
+            assert f.read().strip() == _fresh_cache.sources_digest()

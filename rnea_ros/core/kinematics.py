@@ -55,12 +55,15 @@ def link_frames(model):
 
 
 def _run(kernel, model, q, link, ws, out, *extra):
-    """Run the checked call: convert and check every input, run the kernel, raise on a status."""
-    ws = workspace(model, ws)
+    """Run the checked call: convert and check every input, run the kernel, raise on a status.
+
+    ``ws`` is checked to be the model's like everywhere, though the kernels need none.
+    """
+    workspace(model, ws)
     q = finite_vector(q, model.nq, 'q', model)
     check_quaternion(model, q)
     link_frame(model, link)
-    status = kernel(model.kernel_model, ws.buffer, link_frames(model)[link], q, out, *extra)
+    status = kernel(model.kernel_model, link_frames(model)[link], q, out, *extra)
     if status == STATUS_OVERFLOW:
         raise ValueError(f"the placement of link '{link}' overflows for robot "
                          f"'{model.name}': q too large")
@@ -73,14 +76,13 @@ def frame_placement(model, q, link, ws=None):
     """Return the 4x4 transform of ``link``'s frame in the root (world) frame at q.
 
     ValueError for an unknown link, a q of the wrong length or with a non-finite entry, or a
-    floating-base quaternion of zero norm.
+    floating-base quaternion of zero norm.  ``ws`` (a Workspace of the model) is accepted as by
+    the other algorithms; the kinematics need none.
     """
     try:       # a 1-D float64 q: the kernel's entry point at once (see checks.entry_point)
-        if q.dtype is F8 and q.ndim == 1:
-            buffer = model.default_workspace.buffer if ws is None else \
-                ws.buffer if ws.nbodies == model.nbodies else None
+        if ws is None and q.dtype is F8 and q.ndim == 1:
             M = _empty((4, 4))
-            if _placement_entry(model.kernel_model, buffer, model._link_frames[link], q, M) == 0:
+            if _placement_entry(model.kernel_model, model._link_frames[link], q, M) == 0:
                 return M
     except (AttributeError, KeyError, TypeError, ValueError):   # first call, bad input
         pass
@@ -94,11 +96,9 @@ def frame_jacobian(model, q, link, reference='LOCAL', ws=None):
     ``getFrameJacobian``.  ValueError for an unknown link or reference and for a bad q.
     """
     try:
-        if q.dtype is F8 and q.ndim == 1:
-            buffer = model.default_workspace.buffer if ws is None else \
-                ws.buffer if ws.nbodies == model.nbodies else None
+        if ws is None and q.dtype is F8 and q.ndim == 1:
             J = _empty((6, model.nv))
-            if _jacobian_entry(model.kernel_model, buffer, model._link_frames[link], q, J,
+            if _jacobian_entry(model.kernel_model, model._link_frames[link], q, J,
                                _CODE[reference]) == 0:
                 return J
     except (AttributeError, KeyError, TypeError, ValueError):

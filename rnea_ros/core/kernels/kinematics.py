@@ -4,9 +4,11 @@ They compute what :func:`rnea_ros.core.reference.link_pose` and
 :func:`rnea_ros.core.reference.frame_jacobian` compute (tests compare them), walking once from
 the link's body up to the root (only the joints that support the link), without 6x6 matrices.
 
-A frame is given as ``[body, body_R_link (9, row major), link origin in body (3)]``.  On the way
-up, the kernel keeps the pose (R, p) of the link frame in the current body's frame; the motion
-of body b's joint seen in the link frame (the 'LOCAL' column, RBDA Table 2.5's transform) is
+A frame is given as ``[body, body_R_link (9, row major), link origin in body (3)]``; the
+kernels need no workspace (the transforms stay in registers: :func:`~.body.joint_transform`).
+On the way up, the kernel keeps the pose (R, p) of the link frame in the current body's frame;
+the motion of body b's joint seen in the link frame (the 'LOCAL' column, RBDA Table 2.5's
+transform) is
 
 - revolute about u: ``w = R^T u``, ``v = R^T (u x p)``;
 - prismatic along u: ``v = R^T u``, ``w = 0``;
@@ -22,10 +24,9 @@ from numba import types
 import numpy as np
 
 from rnea_ros.core.joints import FREE_FLYER, REVOLUTE
-from rnea_ros.core.kernels.body import joint_placement
-from rnea_ros.core.kernels.jit import (all_finite, check_q, INLINE, kinematics_tables, MAT,
-                                       model_tables, OPTS, VEC)
-from rnea_ros.core.layout import (AXIS, IV, KIND, PARENT, STATUS_OK, STATUS_OVERFLOW, W_P)
+from rnea_ros.core.kernels.body import joint_transform
+from rnea_ros.core.kernels.jit import all_finite, check_q, INLINE, MAT, model_tables, OPTS, VEC
+from rnea_ros.core.layout import AXIS, IV, KIND, PARENT, STATUS_OK, STATUS_OVERFLOW
 
 LOCAL, WORLD, LOCAL_WORLD_ALIGNED = 0, 1, 2
 
@@ -42,7 +43,7 @@ def _column(J, c, r00, r01, r02, r10, r11, r12, r20, r21, r22, vx, vy, vz, wx, w
 
 
 @numba.njit(**INLINE)
-def walk_to_root(ints, reals, q, frame, wk, J, jacobian):
+def walk_to_root(ints, reals, q, frame, J, jacobian):
     """Return the link's placement (R row major, p) in the root; LOCAL columns into J if asked."""
     r00, r01, r02 = frame[1], frame[2], frame[3]
     r10, r11, r12 = frame[4], frame[5], frame[6]
@@ -50,7 +51,6 @@ def walk_to_root(ints, reals, q, frame, wk, J, jacobian):
     px, py, pz = frame[10], frame[11], frame[12]
     b = int(frame[0])
     while b >= 0:
-        joint_placement(ints, reals, q, b, wk)
         if jacobian:
             kind = ints[b, KIND]
             iv = ints[b, IV]
@@ -76,12 +76,11 @@ def walk_to_root(ints, reals, q, frame, wk, J, jacobian):
                     _column(J, iv, r00, r01, r02, r10, r11, r12, r20, r21, r22,
                             ux, uy, uz, 0.0, 0.0, 0.0)
         # (R, p) <- (R_b R, R_b p + p_b): the link's pose in the parent's frame.
-        b00, b01, b02 = wk[b, 0], wk[b, 1], wk[b, 2]
-        b10, b11, b12 = wk[b, 3], wk[b, 4], wk[b, 5]
-        b20, b21, b22 = wk[b, 6], wk[b, 7], wk[b, 8]
-        px, py, pz = (b00 * px + b01 * py + b02 * pz + wk[b, W_P],
-                      b10 * px + b11 * py + b12 * pz + wk[b, W_P + 1],
-                      b20 * px + b21 * py + b22 * pz + wk[b, W_P + 2])
+        b00, b01, b02, b10, b11, b12, b20, b21, b22, bx, by, bz = joint_transform(
+            ints, reals, q, b)
+        px, py, pz = (b00 * px + b01 * py + b02 * pz + bx,
+                      b10 * px + b11 * py + b12 * pz + by,
+                      b20 * px + b21 * py + b22 * pz + bz)
         r00, r01, r02, r10, r11, r12, r20, r21, r22 = (
             b00 * r00 + b01 * r10 + b02 * r20, b00 * r01 + b01 * r11 + b02 * r21,
             b00 * r02 + b01 * r12 + b02 * r22,
@@ -93,16 +92,15 @@ def walk_to_root(ints, reals, q, frame, wk, J, jacobian):
     return r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz
 
 
-@numba.njit(types.int64(VEC, VEC, VEC, VEC, MAT), **OPTS)
-def frame_placement(model, buffer, frame, q, M):
+@numba.njit(types.int64(VEC, VEC, VEC, MAT), **OPTS)
+def frame_placement(model, frame, q, M):
     """Write the 4x4 placement of a link frame in the root frame into M; return a status."""
     ints, reals = model_tables(model)
     status = check_q(ints, q)
     if status != STATUS_OK:
         return status
-    wk = kinematics_tables(buffer, ints.shape[0])[0]
     r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz = walk_to_root(
-        ints, reals, q, frame, wk, M, False)
+        ints, reals, q, frame, M, False)
     M[0, 0], M[0, 1], M[0, 2], M[0, 3] = r00, r01, r02, px
     M[1, 0], M[1, 1], M[1, 2], M[1, 3] = r10, r11, r12, py
     M[2, 0], M[2, 1], M[2, 2], M[2, 3] = r20, r21, r22, pz
@@ -112,20 +110,19 @@ def frame_placement(model, buffer, frame, q, M):
     return STATUS_OK
 
 
-@numba.njit(types.int64(VEC, VEC, VEC, VEC, MAT, types.int64), **OPTS)
-def frame_jacobian(model, buffer, frame, q, J, reference):
+@numba.njit(types.int64(VEC, VEC, VEC, MAT, types.int64), **OPTS)
+def frame_jacobian(model, frame, q, J, reference):
     """Write the (6, nv) Jacobian of a link frame into J (reference: LOCAL, WORLD, ...)."""
     ints, reals = model_tables(model)
     status = check_q(ints, q)
     if status != STATUS_OK:
         return status
-    wk = kinematics_tables(buffer, ints.shape[0])[0]
     nv = J.shape[1]
     for r in range(6):
         for c in range(nv):
             J[r, c] = 0.0
     r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz = walk_to_root(
-        ints, reals, q, frame, wk, J, True)
+        ints, reals, q, frame, J, True)
     if reference != LOCAL:
         for c in range(nv):
             lx, ly, lz = J[0, c], J[1, c], J[2, c]
