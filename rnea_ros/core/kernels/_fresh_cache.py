@@ -60,9 +60,8 @@ def refresh():
                     continue
         except OSError:
             pass
-        if not os.path.isdir(directory):
-            continue
-        try:
+        try:        # a new directory gets the stamp too, so that what numba writes stays
+            os.makedirs(directory, exist_ok=True)
             for path in glob.glob(os.path.join(directory, '*.nb[ic]')):
                 os.remove(path)
             with open(stamp, 'w') as f:
