@@ -24,8 +24,9 @@ def body_forces(ints, reals, q, qd, qdd, ws):
     nb = ints.shape[0]
     a00, a01, a02 = ws[nb, 0], ws[nb, 1], ws[nb, 2]
     a03, a04, a05 = ws[nb, 3], ws[nb, 4], ws[nb, 5]
-    for b in range(nb):
+    for b in range(nb):     # first, apart: the sine calls then spill no state of the pass
         joint_placement(ints, reals, q, b, ws)
+    for b in range(nb):
         kind = ints[b, KIND]
         iv = ints[b, IV]
         lam = ints[b, PARENT]
