@@ -35,7 +35,7 @@ test: venv
 	$(BIN)/python -m pytest -q -rs test
 
 demo: venv
-	$(BIN)/python -m rnea_ros.sim.demo --out out/demo
+	$(BIN)/python -m rnea_ros.demo --out out/demo
 
 bench: venv
 	$(BIN)/python benchmarks/bench_inverse_dynamics.py

@@ -12,10 +12,10 @@ import pytest
 
 from rnea_ros.analysis.analyze import read_joint_states
 from rnea_ros.analysis.excitation import FourierTrajectory
-from rnea_ros.sim import demo_analysis as analysis
-from rnea_ros.sim import demo_report
-from rnea_ros.sim.demo import run_demo
-from rnea_ros.sim.demo_story import record_to_bag
+from rnea_ros.demo import analysis
+from rnea_ros.demo import report as demo_report
+from rnea_ros.demo.runner import run_demo
+from rnea_ros.demo.story import record_to_bag
 from rnea_ros.sim.sim_launch import DemoScenario
 from rnea_ros.sim.trajectories import ReferenceProfile
 

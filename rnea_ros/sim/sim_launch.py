@@ -1,7 +1,7 @@
 """The logic behind the simulation launch files and the demo (pure Python, unit-tested).
 
 ``launch/mujoco_demo.launch.py`` and ``launch/gazebo.launch.py`` only declare arguments and
-turn the dictionaries built here into launch_ros actions; ``rnea_ros.sim.demo`` writes the same
+turn the dictionaries built here into launch_ros actions; ``rnea_ros.demo`` writes the same
 parameter dictionaries into YAML files for its processes. So the demo, the launch files and
 the tests share one definition of the demo scenario (pose, reference, gains).
 """

@@ -1,7 +1,7 @@
 """The demo's identification story, without ROS: the real robot, bags, excite and identify.
 
 - :func:`prepare_robot`: the simulated "real" robot, a seeded perturbation of the nominal URDF
-  (:mod:`rnea_ros.sim.perturbation`), written to ``robot/truth.urdf``, with the simulator
+  (:mod:`rnea_ros.demo.perturbation`), written to ``robot/truth.urdf``, with the simulator
   parameters that give it its friction, rotor inertia and joint limits;
 - :func:`excitation_trajectory`: ``rnea-ros excite`` (subprocess) designs the excitation;
 - :func:`record_to_bag`: a simulator record as a rosbag2 (mcap) of /joint_states;
@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 import numpy as np
-from rnea_ros.sim.perturbation import perturb_robot
+from rnea_ros.demo.perturbation import perturb_robot
 import yaml
 
 CLI = 'rnea_ros.analysis.cli'

@@ -1,7 +1,7 @@
 """The demo's figures, verdict, printed before/after table and plots (no ROS)."""
 import numpy as np
-from rnea_ros.sim import demo_analysis as analysis
-from rnea_ros.sim import demo_story as story
+from rnea_ros.demo import analysis
+from rnea_ros.demo import story
 
 TARGET_FACTOR = 10.0        # identified vs nominal: drift and tracking RMS at least 10x smaller
 CONTROLLED = ('nominal_gravity', 'nominal_tracking', 'excitation', 'identified_gravity',
