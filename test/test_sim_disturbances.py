@@ -61,6 +61,7 @@ def test_push_ground_truth_is_j_transpose_f_as_mujoco_applies_it(link, force, po
     np.testing.assert_allclose(pushed - free, truth, atol=1e-9)
     body = mujoco.mj_name2id(sim.model, mujoco.mjtObj.mjOBJ_BODY, link)
     rotation = sim.data.xmat[body].reshape(3, 3)
+    np.testing.assert_array_equal(disturbances.rotation, rotation)
     np.testing.assert_allclose(disturbances.point,
                                sim.data.xpos[body] + rotation @ np.array(point), atol=1e-12)
     local_force = rotation.T @ np.array(force)
@@ -158,5 +159,7 @@ def test_simulator_node_records_push_and_payload_ground_truth(tmp_path):
     # row k holds what acted during the step that led to it: rows 11..20
     np.testing.assert_array_equal(pushed, np.arange(11, 21))
     assert np.allclose(saved['external_force'][pushed], [0.0, 25.0, 0.0])
+    assert saved['external_rotation'].shape == (steps, 9)
+    assert np.all(np.isfinite(saved['external_rotation'][pushed]))
     assert np.all(np.abs(saved['external_torque'][pushed]).max(axis=1) > 0.5)
     np.testing.assert_array_equal(np.flatnonzero(saved['payload_on']), np.arange(21, 31))

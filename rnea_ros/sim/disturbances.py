@@ -118,7 +118,9 @@ class Disturbances:
     Call :meth:`before_step` with the simulation before each physics step (the
     :class:`Simulation` does so when it holds this object). After it, :attr:`external_torque`
     (joint order of the simulation), :attr:`force` and :attr:`point` (world) describe what
-    acts during that step, and :attr:`payload_on` whether the payload is carried.
+    acts during that step, :attr:`rotation` is the pushed link's orientation (world from link,
+    to express the wrench in the link frame), and :attr:`payload_on` whether the payload is
+    carried.
     """
 
     def __init__(self, model, dofs, push=None, payload=None, payload_body=PAYLOAD_BODY):
@@ -134,6 +136,7 @@ class Disturbances:
         self.external_torque = np.zeros(len(self.dofs))
         self.force = np.zeros(3)
         self.point = np.full(3, np.nan)
+        self.rotation = np.full((3, 3), np.nan)
         self._jacobian = np.zeros((3, model.nv))
 
     def before_step(self, data, time):
@@ -144,6 +147,7 @@ class Disturbances:
         self.external_torque = np.zeros(len(self.dofs))
         self.force = np.zeros(3)
         self.point = np.full(3, np.nan)
+        self.rotation = np.full((3, 3), np.nan)
         if self.push is None or not self.push.active(time):
             return
         mujoco.mj_kinematics(self.model, data)
@@ -158,6 +162,7 @@ class Disturbances:
         self.external_torque = self._jacobian[:, self.dofs].T @ force
         self.force = force.copy()
         self.point = point
+        self.rotation = rotation.copy()
 
     def switch_payload_on(self):
         """Give the payload body its mass, centre of mass and inertia (principal axes)."""

@@ -117,7 +117,8 @@ def seconds_to_time_msg(seconds, msg_type):
 class StepRecorder:
     """Collect one row per physics step and write them to an .npz file."""
 
-    DISTURBANCE_KEYS = ('external_torque', 'external_force', 'external_point', 'payload_on')
+    DISTURBANCE_KEYS = ('external_torque', 'external_force', 'external_point',
+                        'external_rotation', 'payload_on')
 
     def __init__(self, joint_names, command_joints, disturbances=None):
         """Start an empty record for the given joint orders (and ground truth if disturbed)."""
@@ -133,8 +134,8 @@ class StepRecorder:
         """Append the simulation's current state.
 
         With disturbances, a row also holds what acted during the step that led to it (as its
-        effort does): the push's joint torques J^T f, force and point (world), and whether the
-        payload was carried.
+        effort does): the push's joint torques J^T f, force and point (world), the pushed link's
+        orientation (world from link, row-major) and whether the payload was carried.
         """
         self.rows['time'].append(simulation.time)
         self.rows['position'].append(simulation.positions)
@@ -147,6 +148,7 @@ class StepRecorder:
             self.rows['external_torque'].append(disturbances.external_torque)
             self.rows['external_force'].append(disturbances.force)
             self.rows['external_point'].append(disturbances.point)
+            self.rows['external_rotation'].append(disturbances.rotation.ravel())
             self.rows['payload_on'].append(disturbances.payload_on)
 
     def save(self, path, **extra):
