@@ -52,7 +52,8 @@ def demo(tmp_path_factory):
     """Run the story in lock-step: 2 s gravity, 4 s tracking, 10 s excitation."""
     folder = str(tmp_path_factory.mktemp('demo'))
     summary = run_demo(folder, duration=TRACKING_S, gravity_duration=GRAVITY_S,
-                       excitation_file=excitation_file(folder), log=lambda *_: None)
+                       excitation_file=excitation_file(folder), log=lambda *_: None,
+                       scenes=False)
     return summary, folder
 
 

@@ -9,20 +9,18 @@
   and the rnea node's friction parameters;
 - :func:`effort_prediction`: predicted vs measured efforts of a model on a record.
 """
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 
 import numpy as np
 from rnea_ros.demo.perturbation import perturb_robot
 import yaml
 
 CLI = 'rnea_ros.analysis.cli'
-SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHIPPED_EXCITATION = os.path.join(SOURCE_ROOT, 'config', 'demo_excitation_panda.yaml')
 
 
 class StoryFailed(RuntimeError):
@@ -66,48 +64,19 @@ def _run_cli(arguments, log_file, env, timeout):
     return done.stdout
 
 
-def design_source(urdf_file, duration):
-    """Return the key of an excitation design: the URDF text's SHA-256 and the duration."""
-    with open(urdf_file, 'rb') as stream:
-        return '{} {:g}'.format(hashlib.sha256(stream.read()).hexdigest(), float(duration))
+def excitation_trajectory(folder, urdf_file, duration, env, timeout=1800):
+    """Design the excitation with ``rnea-ros excite``; return (YAML path, seconds it took).
 
-
-def _matches(path, source):
-    """Return True when ``path`` is a loadable design whose ``.source`` is ``source``."""
-    from rnea_ros.sim.trajectories import TrajectoryFile
-    try:
-        with open(path + '.source') as stream:
-            if stream.read().strip() != source:
-                return False
-        TrajectoryFile(path)
-        return True
-    except (OSError, ValueError):
-        return False
-
-
-def excitation_trajectory(folder, urdf_file, duration, env, design=False, timeout=3600):
-    """Return (excitation YAML path, where it comes from) for the URDF and duration.
-
-    ``rnea-ros excite`` designs it (an optimisation: minutes, more on a busy machine) unless
-    an earlier design for the same URDF text and duration is at hand: one kept in the output
-    folder by an earlier run, or the one shipped for the demo's panda
-    (``config/demo_excitation_panda.yaml``, designed with the same command). ``design`` forces
-    a new design.
+    The design (an optimisation of the regressor's condition number over Fourier coefficients,
+    :func:`rnea_ros.analysis.excitation.optimise_excitation`) runs every time, as a user would
+    run it for a new robot; its log is ``logs/excite.log``.
     """
     path = os.path.join(folder, 'identification', 'excitation.yaml')
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    source = design_source(urdf_file, duration)
-    if not design and _matches(path, source):
-        return path, 'designed by an earlier run'
-    if not design and _matches(SHIPPED_EXCITATION, source):
-        for suffix in ('', '.source'):
-            shutil.copyfile(SHIPPED_EXCITATION + suffix, path + suffix)
-        return path, 'shipped design ' + os.path.relpath(SHIPPED_EXCITATION, SOURCE_ROOT)
+    started = time.monotonic()
     _run_cli(['excite', '--urdf', urdf_file, '--duration', duration, '--out', path],
              os.path.join(folder, 'logs', 'excite.log'), env, timeout)
-    with open(path + '.source', 'w') as stream:
-        stream.write(source + '\n')
-    return path, 'designed now'
+    return path, time.monotonic() - started
 
 
 def record_to_bag(record, path, start=0.0):
