@@ -17,6 +17,7 @@ _EXPORTS = {
                                'last_reaction_wrenches', 'reaction_wrenches'),
     'rnea_ros.core.floating_base': ('floating_base_inverse_dynamics',),
     'rnea_ros.core.model': ('RobotModel', 'Workspace'),
+    'rnea_ros.core.payload_estimation': ('PayloadEstimator', 'estimate_payload'),
     'rnea_ros.core.specs': ('JointSpec', 'LinkSpec'),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -25,7 +26,7 @@ __all__ = ['RobotModel', 'Workspace', 'LinkSpec', 'JointSpec', 'inverse_dynamics
            'inverse_dynamics_batch', 'reaction_wrenches', 'last_reaction_wrenches',
            'gravity_torques', 'bias_forces',
            'coriolis_torques', 'mass_matrix', 'forward_dynamics',
-           'floating_base_inverse_dynamics']
+           'floating_base_inverse_dynamics', 'PayloadEstimator', 'estimate_payload']
 
 
 def __getattr__(name):

@@ -23,6 +23,7 @@ import math
 import numpy as np
 from rnea_ros.core.layout import DEFAULT_GRAVITY
 from rnea_ros.node import monitor_params
+from rnea_ros.node import payload_estimation_params
 
 MODES = ('inverse_dynamics', 'gravity_compensation', 'gravity_coriolis', 'computed_torque')
 
@@ -178,6 +179,7 @@ SPECS = {spec.name: spec for spec in PARAMETERS}
 
 # Effort residual, contact and payload parameters (issue 9): rnea_ros/monitor_params.py.
 PARAMETERS += tuple(ParamSpec(**entry) for entry in monitor_params.PARAMETERS)
+PARAMETERS += tuple(ParamSpec(**entry) for entry in payload_estimation_params.PARAMETERS)
 SPECS.update({spec.name: spec for spec in PARAMETERS})
 MODEL_PARAMETERS += monitor_params.MODEL_PARAMETERS
 PER_JOINT_PARAMETERS += monitor_params.PER_JOINT_PARAMETERS

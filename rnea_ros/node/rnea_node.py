@@ -120,6 +120,8 @@ class RneaNode(InputsMixin, CycleMixin, Node):
         self._create_interfaces()
         from rnea_ros.node.monitor import ModelMonitor      # ~/effort_residual, ~/contact, payload
         self._monitor = ModelMonitor(self)
+        from rnea_ros.node.payload_estimation import PayloadEstimation   # ~/estimate_payload
+        self._payload_estimation = PayloadEstimation(self)
         self._applying = True
         if self._configured and self._description_source():
             self._reload_model()        # a description parameter that fails: error at start-up
@@ -419,6 +421,8 @@ class RneaNode(InputsMixin, CycleMixin, Node):
         self._check_limits(rt)
         now = time.monotonic()
         self._monitor.take_efforts(msg, rt.model.joint_names)
+        if self._payload_estimation.running:
+            self._payload_estimation.take(msg, rt)
         self._last_joint_state = now
         self._stamp = stamp
         if self._stale:
