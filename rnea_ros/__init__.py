@@ -19,6 +19,8 @@ _EXPORTS = {
     'rnea_ros.core.floating_base': ('floating_base_inverse_dynamics',),
     'rnea_ros.core.kinematics': ('frame_jacobian', 'frame_placement'),
     'rnea_ros.core.model': ('RobotModel', 'Workspace'),
+    'rnea_ros.core.observer': ('MomentumObserver', 'CollisionDetector', 'external_wrench',
+                               'observe_recording'),
     'rnea_ros.core.specs': ('JointSpec', 'LinkSpec'),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -28,7 +30,8 @@ __all__ = ['RobotModel', 'Workspace', 'LinkSpec', 'JointSpec', 'inverse_dynamics
            'gravity_torques', 'bias_forces',
            'coriolis_torques', 'coriolis_matrix', 'mass_matrix', 'forward_dynamics',
            'frame_placement', 'frame_jacobian',
-           'floating_base_inverse_dynamics']
+           'floating_base_inverse_dynamics',
+           'MomentumObserver', 'CollisionDetector', 'external_wrench', 'observe_recording']
 
 
 def __getattr__(name):
