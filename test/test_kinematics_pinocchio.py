@@ -155,3 +155,53 @@ def test_coriolis_matrix_makes_hdot_minus_2c_skew(robot, floating):
     scale = max(1.0, np.abs(Hd).max())
     np.testing.assert_allclose(N + N.T, 0.0, atol=1e-6 * scale)
     np.testing.assert_allclose(Hd, C + C.T, atol=1e-6 * scale)
+
+
+@pytest.mark.parametrize('floating', [False, True], ids=['fixed', 'floating'])
+@pytest.mark.parametrize('robot', sorted(URDF))
+def test_kernels_equal_the_numpy_reference(robot, floating):
+    """The numba kernels compute what core.reference computes (6x6 matrices), to 1e-12."""
+    from rnea_ros.core import reference
+    model = RobotModel.from_urdf_file(urdf_path(robot), floating_base=floating)
+    rng = np.random.default_rng(13)
+    q, qd, _ = random_state(model, rng, scale=3.0)
+    C_ref = reference.coriolis_matrix(model, q, qd)
+    np.testing.assert_allclose(coriolis_matrix(model, q, qd), C_ref, rtol=0,
+                               atol=1e-12 * max(1.0, np.abs(C_ref).max()))
+    for link in model.link_names[::3]:
+        R, p = reference.link_pose(model, q, link)
+        M = frame_placement(model, q, link)
+        np.testing.assert_allclose(M[:3, :3], R, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(M[:3, 3], p, rtol=0, atol=1e-12)
+        assert np.array_equal(M[3], [0.0, 0.0, 0.0, 1.0])
+        for name in REFERENCES:
+            np.testing.assert_allclose(frame_jacobian(model, q, link, name),
+                                       reference.frame_jacobian(model, q, link, name),
+                                       rtol=0, atol=1e-12)
+
+
+def test_custom_joint_order_permutes_rows_and_columns():
+    """With joint_names reversed, C and J are the tree-order ones permuted."""
+    path = urdf_path('panda')
+    tree = RobotModel.from_urdf_file(path)
+    model = RobotModel.from_urdf_file(path, joint_names=list(reversed(tree.joint_names)))
+    perm = [tree.joint_names.index(n) for n in model.joint_names]
+    q, qd, _ = random_state(tree, np.random.default_rng(3))
+    np.testing.assert_allclose(coriolis_matrix(model, q[perm], qd[perm]),
+                               coriolis_matrix(tree, q, qd)[np.ix_(perm, perm)], atol=1e-13)
+    np.testing.assert_allclose(frame_jacobian(model, q[perm], 'panda_hand', 'WORLD'),
+                               frame_jacobian(tree, q, 'panda_hand', 'WORLD')[:, perm],
+                               atol=1e-13)
+
+
+def test_own_workspace_and_plain_call_give_the_same_bits():
+    """Calls with a caller's workspace equal the plain call (the model's workspace)."""
+    model = RobotModel.from_urdf_file(urdf_path('talos_reduced'), floating_base=True)
+    ws = model.create_workspace()
+    q, qd, _ = random_state(model, np.random.default_rng(9))
+    assert np.array_equal(coriolis_matrix(model, q, qd), coriolis_matrix(model, q, qd, ws=ws))
+    for link in ('gripper_left_base_link', 'imu_link', 'left_sole_link'):
+        assert np.array_equal(frame_placement(model, q, link),
+                              frame_placement(model, q, link, ws=ws))
+        assert np.array_equal(frame_jacobian(model, q, link, 'WORLD'),
+                              frame_jacobian(model, q, link, 'WORLD', ws=ws))
