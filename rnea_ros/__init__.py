@@ -11,12 +11,16 @@ import importlib
 # Imported on first use (PEP 562), so that ``rnea_ros.entry_points`` loads without numba.
 _EXPORTS = {
     'rnea_ros.core.aba': ('forward_dynamics',),
+    'rnea_ros.core.coriolis': ('coriolis_matrix',),
     'rnea_ros.core.crba': ('mass_matrix',),
     'rnea_ros.core.dynamics': ('bias_forces', 'coriolis_torques', 'gravity_torques',
                                'inverse_dynamics', 'inverse_dynamics_batch',
                                'last_reaction_wrenches', 'reaction_wrenches'),
     'rnea_ros.core.floating_base': ('floating_base_inverse_dynamics',),
+    'rnea_ros.core.kinematics': ('frame_jacobian', 'frame_placement'),
     'rnea_ros.core.model': ('RobotModel', 'Workspace'),
+    'rnea_ros.core.observer': ('MomentumObserver', 'CollisionDetector', 'external_wrench',
+                               'observe_recording'),
     'rnea_ros.core.payload_estimation': ('PayloadEstimator', 'estimate_payload'),
     'rnea_ros.core.specs': ('JointSpec', 'LinkSpec'),
 }
@@ -25,8 +29,11 @@ _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in nam
 __all__ = ['RobotModel', 'Workspace', 'LinkSpec', 'JointSpec', 'inverse_dynamics',
            'inverse_dynamics_batch', 'reaction_wrenches', 'last_reaction_wrenches',
            'gravity_torques', 'bias_forces',
-           'coriolis_torques', 'mass_matrix', 'forward_dynamics',
-           'floating_base_inverse_dynamics', 'PayloadEstimator', 'estimate_payload']
+           'coriolis_torques', 'coriolis_matrix', 'mass_matrix', 'forward_dynamics',
+           'frame_placement', 'frame_jacobian',
+           'floating_base_inverse_dynamics',
+           'MomentumObserver', 'CollisionDetector', 'external_wrench', 'observe_recording',
+           'PayloadEstimator', 'estimate_payload']
 
 
 def __getattr__(name):

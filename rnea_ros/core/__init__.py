@@ -5,6 +5,8 @@
 - model: :mod:`.layout` (constants and table columns), :mod:`.tree` (building steps),
   :mod:`.model` (RobotModel, Workspace), :mod:`.spatial`, :mod:`.joints`;
 - algorithms: :mod:`.dynamics` (RNEA), :mod:`.crba` (mass matrix), :mod:`.aba` (forward
-  dynamics), :mod:`.floating_base`; :mod:`.kernels` (numba) and :mod:`.reference` (numpy, the
+  dynamics), :mod:`.coriolis` (Coriolis matrix), :mod:`.kinematics` (link-frame placement and
+  Jacobian), :mod:`.floating_base`, :mod:`.observer` (momentum observer, collisions, external
+  wrench); :mod:`.kernels` (numba) and :mod:`.reference` (numpy, the
   book's notation) compute them, :mod:`.checks` checks the inputs.
 """

@@ -249,3 +249,26 @@ def prepare(model, ws, f_ext, gravity, base_acceleration):
         external_wrenches(model, f_ext, ws.fext)
         gravity_acceleration(gravity, base_acceleration, ws.a0)
     return ws
+
+
+def workspace(model, ws):
+    """Return the workspace of a call (default: the model's); ValueError if it is another's."""
+    if ws is None:
+        ws = getattr(model, 'default_workspace', None)
+        if ws is None:
+            raise not_a_model(model)
+    elif getattr(ws, 'nbodies', None) != model.nbodies:
+        raise ValueError(f'ws is the workspace of a model with {getattr(ws, "nbodies", "?")} '
+                         f"bodies, robot '{model.name}' has {model.nbodies}: make one with "
+                         'Workspace(model)')
+    return ws
+
+
+def link_frame(model, link):
+    """Return (body, body_R_link, link origin in body) of a link; ValueError naming it."""
+    try:
+        return model.link_body[link]
+    except (KeyError, TypeError):
+        raise ValueError(f"robot '{model.name}' has no link {link!r} (links: "
+                         f'{", ".join(model.link_names[:8])}'
+                         f'{", ..." if len(model.link_names) > 8 else ""})') from None

@@ -30,6 +30,15 @@ W_R, W_P, W_V, W_A, W_F, W_X, W_N = 0, 9, 12, 18, 24, 30, 36
 # force pA, velocity-product acceleration c, U = IA S (6 x nv of the joint, column major),
 # D^-1 (nv x nv), u = tau - S^T pA.  Two more rows hold scratch matrices.
 B_IA, B_PA, B_C, B_U, B_DINV, B_u, B_N = 0, 36, 42, 48, 84, 120, 132
+# One row of the kinematics workspace ``wk`` (per body): the joint transform to the parent
+# (R 9, p 3, as W_R, W_P), the body's placement in the root frame K_R0 (R 9, p 3), its velocity
+# K_V (root frame), the composite inertia in the root frame (K_M mass, K_H first moment, K_I
+# rotational inertia about the root origin), the composite Coriolis factor B = [[0, -[K_BL]],
+# [0, K_BA]] (the linear momentum K_BL and the 3x3 block K_BA) and the last body of its subtree
+# K_LAST.  Then one row per velocity coordinate (nbodies + 6 rows):
+# the joint's motion D_S (root frame), its rate D_DS = v x S and the force D_F.
+K_R0, K_V, K_M, K_H, K_I, K_BL, K_BA, K_LAST, K_N = 12, 24, 30, 31, 34, 43, 46, 55, 56
+D_S, D_DS, D_F, D_N = 0, 6, 12, 18
 
 # Status codes of the kernels (0 = success); the Python wrappers turn them into ValueErrors.
 STATUS_OK = 0
@@ -45,5 +54,8 @@ STATUS_SINGULAR = 100        # + body index: d_i is not positive (massless subtr
 
 
 def workspace_size(nb):
-    """Return the length of a workspace buffer: RNEA rows (nb+1) x W_N, ABA rows (nb+2) x B_N."""
-    return (nb + 1) * W_N + (nb + 2) * B_N
+    """Return the length of a workspace buffer: RNEA, ABA, then kinematics rows (see above).
+
+    RNEA rows (nb+1) x W_N, ABA rows (nb+2) x B_N, kinematics rows nb x K_N and (nb+6) x D_N.
+    """
+    return (nb + 1) * W_N + (nb + 2) * B_N + nb * K_N + (nb + 6) * D_N

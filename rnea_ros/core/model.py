@@ -35,10 +35,12 @@ class Workspace:
     def __init__(self, model):
         """Allocate the arrays for a model; nothing is allocated per call afterwards."""
         self.nbodies = nb = model.nbodies
-        # One buffer (one kernel argument): the RNEA rows, then the articulated-body rows.
+        # One buffer (one kernel argument): the RNEA rows, the articulated-body rows, then the
+        # kinematics rows (Coriolis matrix, frame Jacobians; layout.K_*, D_*).
         self.buffer = np.zeros(workspace_size(nb))
         self.data = self.buffer[:(nb + 1) * W_N].reshape(nb + 1, W_N)
-        self.aba = self.buffer[(nb + 1) * W_N:].reshape(nb + 2, B_N)  # ABA and its scratch rows
+        start = (nb + 1) * W_N
+        self.aba = self.buffer[start:start + (nb + 2) * B_N].reshape(nb + 2, B_N)  # + scratch
         self.fext = self.data[:nb, W_X:W_X + 6]
         self.a0 = self.data[nb, :6]
         self.custom = False           # True while f_ext or a_0 differ from the defaults

@@ -17,7 +17,8 @@ from rnea_ros.core.checks import singular_message, vector
 from rnea_ros.core.joints import jcalc, NQ, NV
 from rnea_ros.core.layout import (AXIS, DEFAULT_GRAVITY, H, I_O, IQ, IV, KIND, MASS, P_T, PARENT,
                                   R_T)
-from rnea_ros.core.spatial import crf, crm, mcI, plucker, plucker_parts
+from rnea_ros.core.spatial import (crf, crm, mcI, plucker, plucker_inverse, plucker_parts,
+                                   skew)
 
 
 def body_inertia(model, i):
@@ -164,3 +165,115 @@ def link_pose(model, q, link):
         p = p + R @ r
         R = R @ E.T
     return R @ R_bl, p + R @ p_bl
+
+
+def world_transforms(model, q):
+    """Return per body (iX0, S_i, v-index slice): motion transforms from the root frame.
+
+    ``iX0 = iXlambda(i) lambdaX0`` (RBDA §4.1.2's composition along the tree); ``iX0`` of a
+    body hanging on the root is its ``iXlambda(i)``.
+    """
+    Xup, S, idx = tree_transforms(model, q)
+    X0 = []
+    for i in range(model.nbodies):
+        lam = model.ints[i, PARENT]
+        X0.append(Xup[i] if lam < 0 else Xup[i] @ X0[lam])
+    return X0, S, idx
+
+
+def frame_transform(model, X0, link):
+    """Return the motion transform fX0 from the root frame to a link's frame (world: 1)."""
+    body, R_bl, p_bl = model.link_body[link]
+    bX0 = np.eye(6) if body < 0 else X0[body]
+    return plucker(R_bl.T, p_bl) @ bX0
+
+
+def frame_jacobian(model, q, link, reference='LOCAL'):
+    """Return the (6, nv) Jacobian [linear; angular] of a link frame (Pinocchio's convention).
+
+    Column k of the 'WORLD' Jacobian is the motion S_k of joint k expressed in the root frame
+    (``0X_i S_i``) for every joint that supports the link, zero for the others: the twist of
+    the link in the root frame, about the root origin, is J qd.  'LOCAL' expresses the same
+    twist in the link frame (``fX0 J``); 'LOCAL_WORLD_ALIGNED' takes it about the link origin
+    with root axes (the linear rows are the velocity of the link origin).
+    """
+    X0, S, idx = world_transforms(model, q)
+    J = np.zeros((6, model.nv))
+    body = model.link_body[link][0]
+    while body >= 0:
+        J[:, idx[body]] = plucker_inverse(X0[body]) @ S[body]
+        body = model.ints[body, PARENT]
+    fX0 = frame_transform(model, X0, link)
+    if reference == 'WORLD':
+        return J
+    if reference == 'LOCAL':
+        return fX0 @ J
+    E, p = plucker_parts(fX0)           # p: the link origin in the root frame
+    return plucker(np.eye(3), p) @ J
+
+
+def coriolis_matrix(model, q, qd):
+    """Return the Coriolis matrix C(q, qd) with C qd = the Coriolis efforts and Hdot = C + C^T.
+
+    All quantities in the root frame ('0'): X_i = 0X_i, S_i = X_i S_i (joint motion), v_i
+    (body velocity), Sdot_i = v_i x S_i, I_i = X_i^-T I_i X_i^-1 and, per body, the matrix
+    ``B_i = 1/2 (v_i x* I_i - I_i v_i x + (I_i v_i) xbar*)`` where ``h xbar* m = m x* h``:
+    ``Idot_i = v_i x* I_i - I_i v_i x`` is the rate of the root-frame inertia, and B_i is the
+    factor of the body's kinetic co-energy rate that is symmetric in the Christoffel sense
+    (Echeandia & Wensing 2021, "Numerical methods to compute the Coriolis matrix and Christoffel
+    symbols for rigid-body systems", J. Comput. Nonlinear Dyn.).  With composite I^c_i and
+    B^c_i summed over the subtree of i (as in CRBA, RBDA Table 6.2), for joints j in the
+    subtree of i and k strict ancestors of i:
+
+        C_ij = S_i^T (I^c_j Sdot_j + B^c_j S_j),
+        C_ik = (I^c_i S_i)^T Sdot_k + S_i^T B^c_i S_k.
+
+    This is the C of the Christoffel symbols of H (so Hdot - 2C is skew), as Pinocchio's
+    ``computeCoriolisMatrix``.
+    """
+    X0, S, idx = world_transforms(model, q)
+    NB = model.nbodies
+    Sw, Sd, Ic, B, v = [None] * NB, [None] * NB, [None] * NB, [None] * NB, [None] * NB
+    for i in range(NB):
+        lam = model.ints[i, PARENT]
+        Sw[i] = plucker_inverse(X0[i]) @ S[i]
+        v[i] = Sw[i] @ qd[idx[i]] + (0.0 if lam < 0 else v[lam])
+        Sd[i] = crm(v[i]) @ Sw[i]
+        Ic[i] = X0[i].T @ body_inertia(model, i) @ X0[i]
+        B[i] = 0.5 * (crf(v[i]) @ Ic[i] - Ic[i] @ crm(v[i]) + crf_bar(Ic[i] @ v[i]))
+    C = np.zeros((model.nv, model.nv))
+    F = [None] * NB
+    for i in range(NB - 1, -1, -1):
+        F[i] = Ic[i] @ Sd[i] + B[i] @ Sw[i]
+        j = i                           # the subtree of i: bodies i, i+1, ... whose chain has i
+        while j < NB and (j == i or _ancestor(model, i, j)):
+            C[idx[i], idx[j]] = Sw[i].T @ F[j]
+            j += 1
+        k = model.ints[i, PARENT]
+        while k >= 0:
+            C[idx[i], idx[k]] = (Ic[i] @ Sw[i]).T @ Sd[k] + Sw[i].T @ B[i] @ Sw[k]
+            k = model.ints[k, PARENT]
+        lam = model.ints[i, PARENT]
+        if lam >= 0:
+            Ic[lam] = Ic[lam] + Ic[i]
+            B[lam] = B[lam] + B[i]
+    return C
+
+
+def crf_bar(h):
+    """Return the 6x6 matrix of m -> m x* h (the force cross product with h held fixed)."""
+    M = np.zeros((6, 6))
+    M[:3, 3:] = -skew(h[:3])
+    M[3:, :3] = -skew(h[:3])
+    M[3:, 3:] = -skew(h[3:])
+    return M
+
+
+def _ancestor(model, a, b):
+    """Return True when body a is a strict ancestor of body b."""
+    b = model.ints[b, PARENT]
+    while b >= 0:
+        if b == a:
+            return True
+        b = model.ints[b, PARENT]
+    return False

@@ -15,12 +15,17 @@ and workspace tables are views cut from those two arrays inside the kernel.
 - :mod:`.body`: per-body transforms and inertia products;
 - :mod:`.rnea`: inverse dynamics (RBDA Table 5.1), per call and batched;
 - :mod:`.aba`: forward dynamics (RBDA Table 7.1);
+- :mod:`.coriolis`: the Coriolis matrix (Christoffel symbols);
+- :mod:`.kinematics`: link-frame placement and Jacobian;
 - :mod:`.vectors`: the small vector kernels of a control cycle (merge, mimic, clamp, limits).
 """
 
 from rnea_ros.core.kernels import _fresh_cache  # noqa: F401 - first: see its docstring
 from rnea_ros.core.kernels.aba import aba
+from rnea_ros.core.kernels.coriolis import coriolis
 from rnea_ros.core.kernels.jit import check_state
+from rnea_ros.core.kernels.kinematics import frame_jacobian, frame_placement
 from rnea_ros.core.kernels.rnea import rnea, rnea_batch
 
-__all__ = ['rnea', 'rnea_batch', 'aba', 'check_state']
+__all__ = ['rnea', 'rnea_batch', 'aba', 'check_state', 'coriolis', 'frame_jacobian',
+           'frame_placement']

@@ -11,7 +11,7 @@ from numba.core import options as numba_options
 import numpy as np
 
 from rnea_ros.core.joints import FREE_FLYER
-from rnea_ros.core.layout import (B_N, KIND, NINT, NREAL, STATUS_BAD_Q, STATUS_BAD_QD,
+from rnea_ros.core.layout import (B_N, D_N, K_N, KIND, NINT, NREAL, STATUS_BAD_Q, STATUS_BAD_QD,
                                   STATUS_BAD_QDD, STATUS_BAD_QUATERNION, STATUS_LEN_Q,
                                   STATUS_LEN_QD, STATUS_LEN_QDD, STATUS_OK, W_N)
 
@@ -59,12 +59,38 @@ def workspace_tables(buffer, nb):
 
 
 @numba.njit(**INLINE)
+def kinematics_tables(buffer, nb):
+    """Return the views (wk, wd) of a Workspace.buffer's kinematics rows: per body, per dof."""
+    start = (nb + 1) * W_N + (nb + 2) * B_N
+    wk = buffer[start:start + nb * K_N].reshape((nb, K_N))
+    start += nb * K_N
+    wd = buffer[start:start + (nb + 6) * D_N].reshape((nb + 6, D_N))
+    return wk, wd
+
+
+@numba.njit(**INLINE)
 def all_finite(x):
     """Return True when every entry of the vector x is finite."""
     for i in range(x.shape[0]):
         if not np.isfinite(x[i]):
             return False
     return True
+
+
+@numba.njit(**INLINE)
+def check_q(ints, q):
+    """Return a status code for a configuration alone: length, finiteness, quaternion."""
+    nb = ints.shape[0]
+    floating = nb > 0 and ints[0, KIND] == FREE_FLYER
+    if q.shape[0] != nb + (6 if floating else 0):
+        return STATUS_LEN_Q
+    if not all_finite(q):
+        return STATUS_BAD_Q
+    if floating:
+        n2 = q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6]
+        if not (n2 >= 1e-12 and n2 < 1e300):
+            return STATUS_BAD_QUATERNION
+    return STATUS_OK
 
 
 @numba.njit(**INLINE)

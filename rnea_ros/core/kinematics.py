@@ -1,0 +1,108 @@
+"""Forward kinematics of link frames: placement and Jacobian (RBDA §4.1 and §4.2, eq. 4.38).
+
+Conventions (the same as Pinocchio's frames):
+
+- A link frame is any link of the URDF, those merged into a body over fixed joints (tool,
+  sensor, flange frames) included; a link fixed to the world of a fixed-base robot has a
+  constant placement and a zero Jacobian.
+- :func:`frame_placement` is ``0_M_link``, the 4x4 homogeneous transform of the link frame in
+  the root frame: the root link's frame for a fixed base, the world frame for a floating base
+  (whose pose is q[:7]).
+- :func:`frame_jacobian` maps the model's velocity vector qd (model joint order; floating base:
+  Pinocchio's free-flyer layout, base twist in the base frame first) to the link's twist
+  ``[linear; angular]``, expressed per ``reference`` as ``pinocchio.getFrameJacobian``:
+  'LOCAL' (the link's velocity in the link frame, the linear part that of its origin), 'WORLD'
+  (the spatial velocity in the root frame, the linear part that of the point at the root
+  origin) and 'LOCAL_WORLD_ALIGNED' (the velocity of the link origin and the angular velocity,
+  both in root-frame axes).  Column k is zero unless joint k supports the link.
+
+The numba kernels are :mod:`rnea_ros.core.kernels.kinematics`; the numpy references
+:func:`rnea_ros.core.reference.link_pose` and :func:`rnea_ros.core.reference.frame_jacobian`.
+"""
+
+import numpy as np
+
+from rnea_ros.core import kernels
+from rnea_ros.core.checks import (check_quaternion, finite_vector, link_frame, raise_status,
+                                  workspace)
+from rnea_ros.core.layout import STATUS_OVERFLOW
+
+REFERENCES = ('LOCAL', 'WORLD', 'LOCAL_WORLD_ALIGNED')
+_CODE = {name: code for code, name in enumerate(REFERENCES)}   # the kernel's LOCAL, WORLD, ...
+_empty = np.empty
+_placement_kernel = kernels.frame_placement
+_jacobian_kernel = kernels.frame_jacobian
+
+
+def link_frames(model):
+    """Return {link: [body, body_R_link (9), origin in body (3)]}: the kernels' frame rows.
+
+    Built once per model and kept on it (the model is frozen, so they never change).
+    """
+    try:
+        return model._link_frames
+    except AttributeError:
+        pass
+    frames = {}
+    for link, (body, R, p) in model.link_body.items():
+        # writable, as every kernel argument (a read-only array costs numba 100 ns a call)
+        frames[link] = np.ascontiguousarray(
+            np.concatenate([[float(body)], np.asarray(R, float).ravel(), p]))
+    model._link_frames = frames
+    return frames
+
+
+def _run(kernel, model, q, link, ws, out, *extra):
+    """Run the checked call: convert and check every input, run the kernel, raise on a status."""
+    ws = workspace(model, ws)
+    q = finite_vector(q, model.nq, 'q', model)
+    check_quaternion(model, q)
+    link_frame(model, link)
+    status = kernel(model.kernel_model, ws.buffer, link_frames(model)[link], q, out, *extra)
+    if status == STATUS_OVERFLOW:
+        raise ValueError(f"the placement of link '{link}' overflows for robot "
+                         f"'{model.name}': q too large")
+    if status:
+        raise_status(model, status, (q,), ('q',))
+    return out
+
+
+def frame_placement(model, q, link, ws=None):
+    """Return the 4x4 transform of ``link``'s frame in the root (world) frame at q.
+
+    ValueError for an unknown link, a q of the wrong length or with a non-finite entry, or a
+    floating-base quaternion of zero norm.
+    """
+    try:       # the plain call: kernel at once (it checks q); anything else: the checked call
+        buffer = model.default_workspace.buffer if ws is None else \
+            ws.buffer if ws.nbodies == model.nbodies else None
+        M = _empty((4, 4))
+        if _placement_kernel(model.kernel_model, buffer, model._link_frames[link], q, M) == 0:
+            return M
+    except (AttributeError, KeyError, TypeError, ValueError):
+        pass
+    return _run(_placement_kernel, model, q, link, ws, _empty((4, 4)))
+
+
+def frame_jacobian(model, q, link, reference='LOCAL', ws=None):
+    """Return the (6, nv) Jacobian [linear; angular] of ``link``'s frame at q (see module doc).
+
+    ``reference``: 'LOCAL' (default), 'WORLD' or 'LOCAL_WORLD_ALIGNED', as Pinocchio's
+    ``getFrameJacobian``.  ValueError for an unknown link or reference and for a bad q.
+    """
+    try:
+        buffer = model.default_workspace.buffer if ws is None else \
+            ws.buffer if ws.nbodies == model.nbodies else None
+        J = _empty((6, model.nv))
+        if _jacobian_kernel(model.kernel_model, buffer, model._link_frames[link], q, J,
+                            _CODE[reference]) == 0:
+            return J
+    except (AttributeError, KeyError, TypeError, ValueError):
+        pass
+    if reference not in _CODE:
+        raise ValueError(f'reference must be one of {", ".join(REFERENCES)}, got '
+                         f'{reference!r}')
+    return _run(_jacobian_kernel, model, q, link, ws, _empty((6, model.nv)), _CODE[reference])
+
+
+__all__ = ['frame_placement', 'frame_jacobian', 'link_frames', 'REFERENCES']
