@@ -304,8 +304,9 @@ class Phase:
     """One experiment: label, rnea node mode (None: zero torque) and parameter overrides.
 
     ``topics``: rnea node topics the demo records during the run (see
-    :meth:`DemoMonitor.record_topics`); ``during``: a function of the monitor run once the
-    simulator runs (service calls in simulated time); its result is kept as ``phase.result``.
+    :meth:`DemoMonitor.record_topics`); ``during(monitor, simulator)``: run once the simulator
+    runs (service calls in simulated time; ``simulator`` is its Popen); its result is kept as
+    ``phase.result``.
     """
 
     def __init__(self, label, mode, duration, sim=None, rnea=None, reference=None, topics=(),
@@ -371,7 +372,7 @@ def run_phase(runner, scenario, phase, lock_step, folder, monitor=None, timeout=
             monitor.take()
             monitor.unpause_simulator()
             if phase.during is not None:
-                phase.result = phase.during(monitor)
+                phase.result = phase.during(monitor, simulator)
         simulator.wait(timeout=timeout)
         if phase.topics:
             phase.recorded = monitor.stop_recording()

@@ -15,6 +15,7 @@
 :func:`scene_summary` turns the records into figures (:mod:`rnea_ros.demo.scenes`).
 """
 import dataclasses
+import time
 
 import numpy as np
 from rnea_ros.demo import analysis, scenes
@@ -52,9 +53,10 @@ def run_scenes(run, scenario, last_link, truth, identified, gravity_duration, lo
         sim=dict(truth, **grasp.sim_parameters()), rnea=identified))
     carried = dict(truth, **grasp.sim_parameters(appear_s=0.0))
     estimate = run(Phase(
-        'grasp_estimate', 'computed_torque', grasp.estimate_s, sim=carried, rnea=identified,
+        'grasp_estimate', 'computed_torque', grasp.estimate_s, sim=carried,
+        rnea=dict(identified, **payload_estimation_parameters(grasp)),
         reference={'frequency': [grasp.frequency]},
-        during=lambda monitor: estimate_payload(monitor, grasp, log)))
+        during=lambda monitor, simulator: estimate_payload(monitor, grasp, simulator, log)))
     results['grasp_estimate'] = estimate
     committed = (estimate.result or {}).get('committed')
     if committed:
@@ -66,14 +68,88 @@ def run_scenes(run, scenario, last_link, truth, identified, gravity_duration, lo
     return results
 
 
-def estimate_payload(monitor, scene, log=print):
+def payload_estimation_parameters(scene):
+    """Return the rnea node parameters of its payload estimation for ``scene`` (motion mode)."""
+    return {'payload_estimation.link': scene.link, 'payload_estimation.mode': 'motion',
+            'payload_estimation.duration': float(scene.motion_s),
+            'payload_estimation.timeout': 1800.0}
+
+
+def estimate_payload(monitor, scene, simulator=None, log=print, timeout=1800.0):
     """Ask the node for a payload estimate on ``scene.link``, commit it; return what happened.
 
-    Returns {'estimate': {mass, com, ...} or None, 'committed': node payload_* parameters or
-    None, 'message': text}.
+    ``~/estimate_payload`` (std_srvs/SetBool, data true) starts it; the demo follows
+    ``~/payload_estimation`` (diagnostic_msgs/DiagnosticStatus) until it succeeds or is
+    refused, commits an accepted estimate with ``~/set_payload`` (no parameters) and reads the
+    node's ``payload_*`` parameters back. Returns {'estimate': {mass, com, ...} or None,
+    'committed': payload_* parameters or None, 'message': text}.
     """
-    return {'estimate': None, 'committed': None,
-            'message': 'the rnea node offers no {}/estimate_payload service'.format(NODE)}
+    status_topic = NODE + '/payload_estimation'
+    monitor.record_topics([status_topic], timeout=5.0)
+    response = monitor.call(NODE + '/estimate_payload', 'std_srvs/srv/SetBool', {'data': True})
+    if response is None:
+        monitor.stop_recording(settle=0.0)
+        return {'estimate': None, 'committed': None,
+                'message': 'the rnea node offers no {}/estimate_payload service'.format(NODE)}
+    if not response.success:
+        monitor.stop_recording(settle=0.0)
+        return {'estimate': None, 'committed': None,
+                'message': 'estimate_payload refused: ' + response.message}
+    log('  ' + response.message)
+    deadline = time.monotonic() + timeout
+    final = None
+    while time.monotonic() < deadline and final is None:
+        time.sleep(0.2)
+        for message in list(monitor.recorded.get(status_topic, [])):
+            values = status_values(message)
+            if values.get('state') in ('succeeded', 'refused', 'cancelled'):
+                final = dict(values, message=message['fields'].get('message', ''))
+        if simulator is not None and simulator.poll() is not None and final is None:
+            time.sleep(2.0)
+            simulator = None      # one last look after the simulator stopped
+            deadline = min(deadline, time.monotonic() + 3.0)
+    monitor.stop_recording(settle=0.0)
+    if final is None:
+        return {'estimate': None, 'committed': None,
+                'message': 'the payload estimation did not finish'}
+    estimate = parse_estimate(final)
+    if final['state'] != 'succeeded':
+        return {'estimate': estimate, 'committed': None,
+                'message': '{}: {}'.format(final['state'], final['message'])}
+    log('  ' + final['message'])
+    commit = monitor.call(NODE + '/set_payload',
+                          'rcl_interfaces/srv/SetParametersAtomically', {'parameters': []})
+    if commit is None or not commit.result.successful:
+        return {'estimate': estimate, 'committed': None, 'message': 'commit failed: {}'.format(
+            'no answer' if commit is None else commit.result.reason)}
+    committed = monitor.get_parameters(NODE, PAYLOAD_PARAMETERS)
+    return {'estimate': estimate, 'committed': committed, 'message': final['message']}
+
+
+def status_values(message):
+    """Return the key/value pairs of a flattened DiagnosticStatus message as a dict."""
+    fields = message.get('fields', {})
+    return {item['key']: item['value'] for item in fields.get('values', [])}
+
+
+def parse_estimate(values):
+    """Return {mass, com, mass_sigma, com_sigma, ...} from the estimation status values."""
+    def numbers(text):
+        return [float(v) for v in text.strip('[]').split(',') if v.strip()]
+    if 'mass' not in values:
+        return None
+    estimate = {'mass': float(values['mass']), 'com': numbers(values.get('com', '[]')),
+                'source': 'node (~/estimate_payload)'}
+    for key in ('mass_sigma', 'residual_rms', 'fit_rms'):
+        if key in values:
+            estimate[key] = float(values[key])
+    for key in ('com_sigma', 'inertia', 'inertia_sigma'):
+        if key in values:
+            estimate[key] = numbers(values[key])
+    for key in ('point_mass', 'inertia_note', 'reason', 'ok'):
+        if key in values:
+            estimate[key] = values[key]
+    return estimate
 
 
 def estimate_from_topics(recorded, joint_names):
@@ -122,10 +198,14 @@ def scene_summary(scenario, records, results, summary, nominal_model, identified
     out = {}
     push = results.get('push')
     joints = list(identified_model.joint_names)
+    models = {'push_identified': identified_model, 'push_nominal': nominal_model}
     for label in ('push_identified', 'push_nominal'):
         if label not in records:
             continue
         estimate = estimate_from_topics(results[label].recorded, joints)
+        if estimate['source'] is None:
+            window = (push.start - 0.5, push.start + push.duration + 1.0)
+            estimate = scenes.observe_offline(records[label], models[label], push.link, window)
         results[label].estimate = estimate
         scene = push if label == 'push_identified' else dataclasses.replace(push, reaction='off')
         out[label] = scenes.push_figures(scene, records[label], estimate, joints)

@@ -28,6 +28,11 @@ GRASP_DRIFT_FACTOR = 2.0
 MASS_RELATIVE = 0.03
 COM_ABSOLUTE = 0.01               # m
 FALSE_ALARM_MARGIN_S = 0.5        # events this long after the push still belong to it
+# The observer settings of the scenes (node parameters and the offline library run alike).
+OBSERVER_GAIN = 200.0             # 1/s
+COLLISION_THRESHOLD = 2.0         # N m (or N), every joint
+COLLISION_HYSTERESIS = 0.2
+COLLISION_MIN_DURATION = 0.005    # s
 
 
 @dataclass
@@ -68,7 +73,8 @@ class GraspScene:
     com: tuple = (0.02, -0.03, 0.09)
     inertia: tuple = (2e-3, 2e-3, 1.5e-3, 0.0, 0.0, 0.0)
     appear_s: float = 0.5
-    estimate_s: float = 8.0
+    estimate_s: float = 7.0          # the tracking run in which the node estimates it
+    motion_s: float = 5.0            # seconds of motion the estimator collects
     frequency: float = 0.25
 
     def sim_parameters(self, appear_s=None):
@@ -117,6 +123,40 @@ def align(times, values, at):
     out = values[np.clip(index, 0, None)].astype(float)
     out[index < 0] = np.nan
     return out
+
+
+def observe_offline(record, model, link, window=None, gains=OBSERVER_GAIN,
+                    thresholds=COLLISION_THRESHOLD, hysteresis=COLLISION_HYSTERESIS,
+                    min_duration=COLLISION_MIN_DURATION):
+    """Run the library's momentum observer over a simulator record; return an estimate dict.
+
+    The offline counterpart of the node's ``~/external_torques``, ``~/external_wrench`` and
+    ``~/collision`` (:func:`rnea_ros.core.observer.observe_recording`, effort sampling 'held':
+    a record row holds the effort applied over the step that ended at its time). The wrench
+    on ``link`` (link frame, about its origin) is computed for the rows inside ``window``
+    ((start, end) s; all rows when None).
+    """
+    from rnea_ros.core.observer import external_wrench, observe_recording
+    names = list(record['joint_names'])
+    order = [names.index(name) for name in model.joint_names]
+    time = np.asarray(record['time'], dtype=float)
+    result = observe_recording(
+        model, time, np.asarray(record['position'])[:, order],
+        np.asarray(record['velocity'])[:, order], np.asarray(record['effort'])[:, order],
+        gains=gains, thresholds=np.broadcast_to(thresholds, (model.nv,)),
+        hysteresis=hysteresis, min_duration=min_duration, effort_sampling='held')
+    rows = np.arange(len(time)) if window is None else np.flatnonzero(
+        (time >= window[0]) & (time <= window[1]))
+    rows = rows[np.all(np.isfinite(result['r'][rows]), axis=1)]
+    position = np.asarray(record['position'])[:, order]
+    wrench = np.array([external_wrench(model, position[k], result['r'][k], link)
+                       for k in rows]).reshape(-1, 6)
+    return {'source': 'library (rnea_ros.core.observer on the simulator record)',
+            'times': time, 'torques': result['r'], 'joints': list(model.joint_names),
+            'events': [event.t for event in result['events'] if event.kind == 'collision'],
+            'event_joints': [list(event.joints) for event in result['events']
+                             if event.kind == 'collision'],
+            'wrench_times': time[rows], 'wrench': wrench}
 
 
 def push_figures(scene, record, estimate, joint_names):
