@@ -199,6 +199,7 @@ def scene_summary(scenario, records, results, summary, nominal_model, identified
     push = results.get('push')
     joints = list(identified_model.joint_names)
     models = {'push_identified': identified_model, 'push_nominal': nominal_model}
+    revolute = [joint.name for joint in scenario.joints if joint.type != 'prismatic']
     for label in ('push_identified', 'push_nominal'):
         if label not in records:
             continue
@@ -208,7 +209,7 @@ def scene_summary(scenario, records, results, summary, nominal_model, identified
             estimate = scenes.observe_offline(records[label], models[label], push.link, window)
         results[label].estimate = estimate
         scene = push if label == 'push_identified' else dataclasses.replace(push, reaction='off')
-        out[label] = scenes.push_figures(scene, records[label], estimate, joints)
+        out[label] = scenes.push_figures(scene, records[label], estimate, joints, revolute)
     if 'push_identified' in out:
         out['push_identified']['verdict'] = scenes.push_verdict(out['push_identified'])
     grasp = results.get('grasp')
