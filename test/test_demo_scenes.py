@@ -192,6 +192,12 @@ def test_node_messages_become_estimates_and_events():
         {'stamp': 1.2, 'data': True}, {'stamp': 1.3, 'data': False},
         {'stamp': 2.0, 'data': True}])
     assert onsets == [1.1, 2.0]
+    from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+    events = [flatten_message(DiagnosticStatus(level=level, values=[
+        KeyValue(key='event', value=event), KeyValue(key='stamp', value=stamp)]))
+        for level, event, stamp in ((b'\x02', 'collision', '5.004'), (b'\x00', 'clear', '5.4'),
+                                    (b'\x02', 'collision', '7.25'))]
+    assert scene_runs.collision_onsets(events) == [5.004, 7.25]
 
 
 def test_scene_table_reports_both_models_and_missing_estimates():

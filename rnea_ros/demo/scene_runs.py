@@ -27,9 +27,17 @@ PAYLOAD_PARAMETERS = ('payload_link', 'payload_mass', 'payload_com', 'payload_in
 
 
 def observer_parameters(scene, reaction):
-    """Return the rnea node parameters that turn the momentum observer on for ``scene``."""
-    return {'observer': True, 'external_wrench_frame': scene.link,
-            'collision_reaction': reaction}
+    """Return the rnea node parameters that turn the momentum observer on for ``scene``.
+
+    The same gains and collision settings as the offline library run
+    (:func:`scenes.observe_offline`); efforts 'held', as the simulator reports them.
+    """
+    return {'observer_enabled': True, 'observer_gains': [scenes.OBSERVER_GAIN],
+            'observer_effort_sampling': 'held',
+            'collision_thresholds': [scenes.COLLISION_THRESHOLD],
+            'collision_hysteresis': scenes.COLLISION_HYSTERESIS,
+            'collision_min_duration': scenes.COLLISION_MIN_DURATION,
+            'collision_reaction': reaction, 'external_wrench_frame': scene.link}
 
 
 def run_scenes(run, scenario, last_link, truth, identified, gravity_duration, log=print):
@@ -174,9 +182,18 @@ def estimate_from_topics(recorded, joint_names):
 
 
 def collision_onsets(messages):
-    """Return the onset times (s) of collision events from ``~/collision`` messages."""
+    """Return the onset times (s) of collision events from ``~/collision`` messages.
+
+    A DiagnosticStatus event (values ``event`` = collision, ``stamp`` = the joint state's time)
+    or the rising edge of a std_msgs/Bool with a stamp.
+    """
     onsets, active = [], False
     for message in messages:
+        if 'fields' in message:
+            values = status_values(message)
+            if values.get('event') == 'collision' and 'stamp' in values:
+                onsets.append(float(values['stamp']))
+            continue
         flag = message.get('data')
         if flag is None:
             flag = True
