@@ -78,7 +78,7 @@ def test_exact_estimate_meets_every_push_target(pushed_record):
     scene, record = pushed_record
     figures = scenes.push_figures(scene, record, exact_estimate(record), JOINTS)
     assert figures['detection_delay_s'] == pytest.approx(0.0)
-    assert figures['false_alarms'] == 0
+    assert figures['false_alarms'] == 0 and figures['quiet_residual_max'] == 0.0
     assert figures['torque']['worst_error_over_bound'] == pytest.approx(0.0, abs=1e-12)
     assert max(figures['torque']['max_applied']) > 1.0
     assert all(scenes.push_verdict(figures).values())
@@ -204,7 +204,8 @@ def test_scene_table_reports_both_models_and_missing_estimates():
     """The printed scenes table shows nominal vs identified and says what is missing."""
     push = {'magnitude_n': 30.0, 'link': 'l7', 'start_s': 5.0, 'duration_s': 0.3,
             'reaction': 'hold', 'source': 'node', 'detection_delay_s': 0.004,
-            'false_alarms': 0, 'observed_s': 10.0,
+            'false_alarms': 0, 'observed_s': 10.0, 'quiet_residual_max': 1.234,
+            'threshold': 2.0,
             'verdict': {'detected_within_20_ms': True, 'no_false_alarm': True}}
     nominal = dict(push, reaction='off', detection_delay_s=None, false_alarms=7)
     grasp = scenes.grasp_figures(scenes.GraspScene('l7'), None,
@@ -212,5 +213,5 @@ def test_scene_table_reports_both_models_and_missing_estimates():
     grasp['message'] = 'no service'
     text = report.format_scenes({'push_identified': push, 'push_nominal': nominal,
                                  'grasp': grasp})
-    assert '4 ms' in text and 'missed' in text and ' 7 ' in text
+    assert '4 ms' in text and 'missed' in text and ' 7 ' in text and '1.23' in text
     assert 'no estimate: no service' in text and 'FAIL' not in text

@@ -180,6 +180,12 @@ def format_scenes(scenes):
                 ['false alarms over {:.0f} s'.format(scene['observed_s'])] + [
                     str(push[k]['false_alarms']) if push[k] else '-'
                     for k in ('nominal', 'identified')] + ['0']]
+        if scene.get('quiet_residual_max') is not None:
+            rows.append(['largest |external torque| without contact (N m)'] + [
+                '{:.2f}'.format(push[k]['quiet_residual_max'])
+                if push[k] and push[k].get('quiet_residual_max') is not None else '-'
+                for k in ('nominal', 'identified')] + ['< threshold {:g}'.format(
+                    scene.get('threshold', float('nan')))])
         if 'torque' in scene:
             rows.append(['joint torque error after 50 ms, worst / bound'] + [
                 '{:.2f}'.format(push[k]['torque']['worst_error_over_bound'])

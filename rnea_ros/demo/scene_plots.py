@@ -92,7 +92,7 @@ def plot_grasp(path, scenario, records, figures):
     """Write the worst-joint drift of the three gravity-compensation runs and the estimate."""
     pyplot = _pyplot()
     figure, (left, right) = pyplot.subplots(1, 2, figsize=(12, 4),
-                                            gridspec_kw={'width_ratios': [2, 1]})
+                                            gridspec_kw={'width_ratios': [3, 2]})
     revolute = np.array([joint.type != 'prismatic' for joint in scenario.joints])
     runs = (('identified_gravity', 'no payload'),
             ('grasp_unknown', 'payload appears, not estimated'),
