@@ -1,8 +1,8 @@
 """Offline momentum observer: tune collision thresholds on a recording before the arm moves.
 
 ``rnea-ros observe BAG --urdf FILE [--params PARAMS.yaml] [--gains K ...] [--thresholds T ...]
-[--hysteresis H] [--min-duration S] [--out DIR] [--json]`` reads ``sensor_msgs/JointState``
-(positions, velocities, efforts) from a rosbag2 recording
+[--effort-sampling instant|held] [--hysteresis H] [--min-duration S] [--out DIR] [--json]``
+reads ``sensor_msgs/JointState`` (positions, velocities, efforts) from a rosbag2 recording
 (:func:`rnea_ros.analysis.analyze.read_joint_states`), runs the node's observer
 (:func:`rnea_ros.core.observer.observe_recording`: the same code the node runs per cycle) and
 prints per joint the largest and 99.9th percentile of |external torque|, the collisions the
@@ -13,8 +13,9 @@ lowest threshold without a false alarm.
 ``--params`` takes the node's parameter file (``params_file:=``, or the PARAMS.yaml of
 ``rnea-ros identify``): its ``friction_joints``, ``friction_viscous``, ``friction_coulomb``
 and ``armature`` build the model with the node's friction and rotor inertia, and its
-``observer_gains``, ``collision_thresholds``, ``collision_hysteresis``,
-``collision_min_duration`` and ``gravity`` are the defaults of the options.  ``--out DIR``
+``observer_gains``, ``observer_effort_sampling``, ``observer_max_gap``,
+``collision_thresholds``, ``collision_hysteresis``, ``collision_min_duration`` and ``gravity``
+are the defaults of the options.  ``--out DIR``
 writes ``external_torques.png`` (r(t) per joint with thresholds and collisions).
 """
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from rnea_ros.analysis.analyze import model_order, read_joint_states, smoothed_derivative
 from rnea_ros.core.model import RobotModel
-from rnea_ros.core.observer import DEFAULT_GAIN, observe_recording
+from rnea_ros.core.observer import DEFAULT_GAIN, DEFAULT_MAX_GAP, observe_recording
 from rnea_ros.core.urdf import read_urdf
 
 _MODEL_KEYS = ('friction_viscous', 'friction_coulomb', 'armature')
@@ -71,7 +72,7 @@ def model_options(params, joint_names):
 
 
 def observe(urdf_xml, t, names, Q, QD, E, params=None, gains=None, thresholds=None,
-            hysteresis=None, min_duration=None, margin=1.5):
+            hysteresis=None, min_duration=None, margin=1.5, effort_sampling=None):
     """Run the observer over arrays in bag order ``names``; return a dict of results.
 
     Arguments left None come from ``params`` (node parameters), then the node's defaults.
@@ -90,9 +91,11 @@ def observe(urdf_xml, t, names, Q, QD, E, params=None, gains=None, thresholds=No
     hysteresis = params.get('collision_hysteresis', 0.2) if hysteresis is None else hysteresis
     if min_duration is None:
         min_duration = params.get('collision_min_duration', 0.005)
+    sampling = effort_sampling or params.get('observer_effort_sampling', 'instant')
     result = observe_recording(model, t, Q, QD, E, gains=gains, thresholds=thresholds,
                                hysteresis=hysteresis, min_duration=min_duration,
-                               gravity=params.get('gravity'))
+                               gravity=params.get('gravity'), effort_sampling=sampling,
+                               max_gap=params.get('observer_max_gap', DEFAULT_MAX_GAP))
     R = result['r']
     used = np.isfinite(R).all(axis=1)
     A = np.abs(R[used]) if used.any() else np.zeros((1, model.nv))
@@ -187,6 +190,10 @@ def add_arguments(parser):
                         f'joint (default: --params, else {DEFAULT_GAIN:g})')
     parser.add_argument('--thresholds', nargs='+', type=float,
                         help='collision thresholds in N m or N: 1 value or 1 per joint')
+    parser.add_argument('--effort-sampling', choices=('instant', 'held'),
+                        help='instant: efforts read at the stamp (sensor, current); held: '
+                        'applied over the step ending at the stamp (simulator); default '
+                        'instant')
     parser.add_argument('--hysteresis', type=float, help='fraction (default 0.2)')
     parser.add_argument('--min-duration', type=float, help='s (default 0.005)')
     parser.add_argument('--margin', type=float, default=1.5,
@@ -204,7 +211,8 @@ def run(args):
     t, names, Q, QD, E = read_joint_states(args.bag, args.topic)
     result = observe(urdf_xml, t, names, Q, QD, E, params, gains=args.gains,
                      thresholds=args.thresholds, hysteresis=args.hysteresis,
-                     min_duration=args.min_duration, margin=args.margin)
+                     min_duration=args.min_duration, margin=args.margin,
+                     effort_sampling=args.effort_sampling)
     path = plot(result, args.out) if args.out else None
     if args.json:
         out = summary(result)

@@ -62,15 +62,11 @@ import numpy as np
 from rnea_ros.core import kernels
 from rnea_ros.core.checks import gravity_acceleration
 from rnea_ros.core.dynamics import joint_friction
+from rnea_ros.core.kernels.observer import momentum_and_beta, residual_step
 
 DEFAULT_GAIN = 200.0        # 1/s: time constant 5 ms; 98 % of a step after 20 ms
 DEFAULT_MAX_GAP = 0.1       # s
 EFFORT_SAMPLING = ('instant', 'held')
-
-
-def _coriolis_matrix(model, q, qd, ws):
-    from rnea_ros import coriolis_matrix       # the core's Christoffel C (public API)
-    return coriolis_matrix(model, q, qd, ws=ws)
 
 
 class MomentumObserver:
@@ -82,8 +78,8 @@ class MomentumObserver:
     the model's joint friction (``joint_friction``).  ``max_gap``: the longest step (s) the
     observer bridges; longer gaps restart it.
 
-    Per update the cost is two RNEA kernel runs (p = M qd and g), the Coriolis matrix and the
-    friction; every buffer is allocated here, once.
+    Per update the cost is two RNEA kernel runs (p = M qd and g), the Coriolis matrix kernel
+    and the friction; every buffer is allocated here, once.
     """
 
     def __init__(self, model, gains=DEFAULT_GAIN, gravity=None, friction=True,
@@ -108,6 +104,7 @@ class MomentumObserver:
         self._ws_p.a0[:] = 0.0
         self._ws_p.custom = True
         self._ws_c = model.create_workspace()
+        self._C = np.zeros((n, n))
         self._armature = np.zeros(n)
         self._armature[self.offset:] = model.armature
         self._zero = np.zeros(n)
@@ -118,9 +115,6 @@ class MomentumObserver:
         self._p_prev = np.zeros(n)
         self._beta = np.zeros(n)
         self._beta_prev = np.zeros(n)
-        self._a = np.zeros(n)
-        self._hat = np.zeros(n)
-        self._mean = np.zeros(n)
         self.r = np.zeros(n)
         self.t = None                    # time of the last sample used
         self.started = False
@@ -160,21 +154,20 @@ class MomentumObserver:
     def _momentum_and_beta(self, q, qd):
         """Write p = M qd and the model part of beta, C^T qd - g - tau_f; return an error."""
         model = self.model
-        buf = self._ws_p.buffer
-        if kernels.rnea(model.kernel_model, buf, q, self._zero, qd, self._p):
+        if kernels.rnea(model.kernel_model, self._ws_p.buffer, q, self._zero, qd, self._p):
             return 'the state overflows the model (p = M qd)'
-        self._p += self._armature * qd
         if kernels.rnea(model.kernel_model, self._ws_g.buffer, q, self._zero, self._zero,
                         self._g):
             return 'the state overflows the model (g)'
-        C = _coriolis_matrix(model, q, qd, self._ws_c)
-        beta = self._beta
-        np.dot(qd, C, out=beta)                     # (C^T qd)^T = qd^T C
-        beta -= self._g
-        if self.friction and model.has_joint_terms:
-            beta -= joint_friction(model, qd)
-        if not (np.isfinite(beta).all() and np.isfinite(self._p).all()):
+        # The kernel of rnea_ros.coriolis_matrix, into the observer's own matrix.
+        if kernels.coriolis(model.kernel_model, self._ws_c.buffer, q, qd, self._C):
+            return 'the state overflows the model (C)'
+        if momentum_and_beta(self._C, qd, self._g, self._armature, self._p, self._beta):
             return 'the model terms are not finite for this state'
+        if self.friction and model.has_joint_terms:
+            self._beta -= joint_friction(model, qd)
+            if not np.isfinite(self._beta).all():
+                return 'the joint friction is not finite for this state'
         return ''
 
     def update(self, t, q, qd, tau_m):
@@ -220,25 +213,8 @@ class MomentumObserver:
             self.started = True
             self.r[:] = 0.0
             return self.r
-        a, hat, mean = self._a, self._hat, self._mean
-        np.multiply(self.gains, -h, out=a)
-        np.exp(a, out=a)
-        np.subtract(self._p, self._p_prev, out=hat)
-        hat /= h
-        np.add(self._beta, self._beta_prev, out=mean)         # trapezoidal beta (model terms)
-        if self.held:
-            mean *= 0.5
-            mean += self._tau
-        else:
-            mean += self._tau
-            mean += self._tau_prev
-            mean *= 0.5
-        hat -= mean
-        # r = a r + (1 - a) hat  =  hat + a (r - hat)
-        self.r -= hat
-        self.r *= a
-        self.r += hat
-        if not np.isfinite(self.r).all():
+        if residual_step(self._p, self._p_prev, self._beta, self._beta_prev, self._tau,
+                         self._tau_prev, self.gains, h, self.held, self.r):
             self.reset()
             return self._suspend('the residual overflowed: observer restarted')
         return self.r
