@@ -313,3 +313,48 @@ def test_forgetting_factor_follows_a_payload_change(ur5_xml):
         plain.add_pose(q, tau)
     assert follow.estimate().mass == pytest.approx(2.5, rel=1e-3)
     assert 1.2 < plain.estimate().mass < 2.3
+
+
+def measure(seeds=range(20), noise=0.02):
+    """Print the errors over seeds (README figures): ``python test/test_payload_estimation.py``."""
+    xml = {r: open(urdf_path(r), encoding='utf-8').read() for r in ('ur5', 'panda')}
+    cases = [('ur5', 'tool0', 'poses'), ('panda', 'panda_hand', 'poses'),
+             ('ur5', 'tool0', 'motion'), ('ur5', 'wrist_3_link', 'motion')]
+    print(f'{len(seeds)} seeds, efforts + N(0, {noise} N m) noise; mass error %, COM error mm')
+    for robot, link, mode in cases:
+        mass_err, com_err, ratio, refused, inertia = [], [], [], 0, []
+        for seed in seeds:
+            payload = random_payload(link, 1000 + seed)
+            arm = MujocoArm(xml[robot], payload)
+            rng = np.random.default_rng(seed)
+            home = UR5_HOME if robot == 'ur5' else PANDA_HOME
+            if mode == 'poses':
+                est = PayloadEstimator(arm.nominal, link, poses=6)
+                for q in _poses(arm.nominal, home, 6, seed):
+                    est.add_pose(q, arm.still(q, noise, rng))
+            else:
+                t, Q, QD, QDD, E = arm.sinusoids(home, 5.0, seed)
+                E = E + rng.normal(0.0, noise, E.shape)
+                est = PayloadEstimator(arm.nominal, link, duration=5.0)
+                for k in range(t.size):
+                    est.add_sample(Q[k], QD[k], QDD[k], E[k], t[k])
+            r = est.estimate()
+            if not r.ok:
+                refused += 1
+                continue
+            if not r.point_mass:
+                inertia.append(np.linalg.norm(r.inertia - payload.inertia)
+                               / np.linalg.norm(payload.inertia))
+            mass_err.append(100.0 * abs(r.mass - payload.mass) / payload.mass)
+            com_err.append(1000.0 * np.linalg.norm(r.com - payload.com))
+            ratio.append(np.max(np.abs(r.com - payload.com) / r.com_sigma))
+        print(f'{robot} {link} {mode}: mass err max {max(mass_err):.2f} % mean '
+              f'{np.mean(mass_err):.2f} %, COM err max {max(com_err):.2f} mm mean '
+              f'{np.mean(com_err):.2f} mm, |COM err|/sigma max {max(ratio):.1f}, refused '
+              f'{refused}, inertia kept {len(inertia)} (relative error max '
+              f'{max(inertia, default=np.nan):.2f})')
+
+
+if __name__ == '__main__':
+    measure(noise=0.02)
+    measure(noise=0.2)

@@ -75,7 +75,6 @@ AXES = 'xyz'
 _NULL_RTOL = 1e-10      # eigenvalue of scaled Phi / largest below this: not excited at all
 _NULL_SHARE = 1e-3      # share of a parameter in the unexcited directions that marks it so
 _MASS_FLOOR = 0.01      # kg added to the relative mass tolerance
-_POINT_MASS_ROUNDS = 6
 
 
 def _inertia_entries(matrix):
@@ -277,8 +276,8 @@ class PayloadEstimator:
         if arr.shape != (n,):
             raise ValueError(f'{what} must have {n} values (model order), got shape '
                              f'{arr.shape}')
-        bad = np.flatnonzero(~np.isfinite(arr))
-        if bad.size:
+        if not np.isfinite(arr).all():
+            bad = np.flatnonzero(~np.isfinite(arr))
             names = self.model.joint_names
             skip = 0 if what == 'effort' else n - self.model.njoints    # floating base
             where = [names[i - skip] if i >= skip else f'base {i}' for i in bad]
@@ -350,7 +349,7 @@ class PayloadEstimator:
         fraction = self.fraction
         mass, com = float('nan'), np.full(3, np.nan)
         if self.samples:
-            phi = self._point_mass_fit()[0]
+            phi = self._fit()[0]
             if phi[0] > 0.0:
                 mass, com = float(phi[0]), phi[1:4] / phi[0]
         return EstimationProgress(fraction, self.samples, self.poses, self.span, mass, com)
@@ -368,57 +367,57 @@ class PayloadEstimator:
         s2 = max(ssr, 0.0) / dof if dof > 0 else np.inf
         return max(s2, self.effort_noise ** 2), max(ssr, 0.0)
 
-    def _excitation(self, index):
-        """Return (sigma factors, unexcited share) of the parameters ``index`` (scaled Phi).
+    def _fit(self):
+        """Return the least-squares fit over the excited directions (scaled Phi, see module).
 
-        The sigma factor of parameter k is sqrt((Phi^-1)_kk) over the excited directions; a
-        parameter with a share of the unexcited directions gets inf.
+        Return (phi (10,), Phi^+ (10 x 10), share of each parameter in the unexcited
+        directions (10,), those directions (10 x k), rank): phi is the minimum-norm solution,
+        so the parameters with no share in the unexcited directions are the unique ones.
         """
-        d = self._scale[index]
-        Phi = self._Phi[np.ix_(index, index)] * np.outer(d, d)
-        lam, V = np.linalg.eigh(Phi)
+        d = self._scale
+        lam, V = np.linalg.eigh(self._Phi * np.outer(d, d))
         top = max(lam[-1], 0.0)
         null = lam <= _NULL_RTOL * top if top > 0.0 else np.ones(lam.size, dtype=bool)
         share = np.sum(V[:, null] ** 2, axis=1)
-        inv = (V[:, ~null] / lam[~null]) @ V[:, ~null].T
-        cov = inv * np.outer(d, d)
-        return cov, share, V[:, null]
-
-    def _point_mass_fit(self):
-        """Fit [m, h] with the inertia of a point mass at the COM (fixed point on the Schur form).
-
-        Return (phi (10,), covariance factor of [m, h] (4x4, times s^2), unexcited share (4,),
-        unexcited directions (4 x k)).
-        """
-        index = np.arange(4)
-        cov, share, null = self._excitation(index)
-        Phi, beta = self._Phi, self._beta
-        phi = np.zeros(NPARAM)
-        for _ in range(_POINT_MASS_ROUNDS):
-            rhs = beta[:4] - Phi[:4, 4:] @ phi[4:]
-            phi[:4] = cov @ rhs
-            if not phi[0] > 0.0:
-                phi[4:] = 0.0
-                break
-            c = phi[1:4] / phi[0]
-            phi[4:] = _inertia_entries(-phi[0] * skew(c) @ skew(c))
-        return phi, cov, share, null
+        inv = (V[:, ~null] / lam[~null]) @ V[:, ~null].T * np.outer(d, d)
+        return inv @ self._beta, inv, share, V[:, null], int(np.sum(~null))
 
     def estimate(self):
         """Return the :class:`PayloadEstimate` of the samples so far (refused ones say why)."""
+        self._inertia_note = ''
         if self.samples == 0:
             return self._refused('no samples', np.full(NPARAM, np.nan), np.nan)
-        full = self._full_fit()
-        if full is not None:
-            return full
-        phi, cov4, share, null = self._point_mass_fit()
-        s2, ssr = self._variance(phi, 4)
-        reason = self._unexcited_reason(share, null)
+        phi, inv, share, null, rank = self._fit()
+        s2, ssr = self._variance(phi, rank)
+        reason = self._unexcited_reason(share[:4], null)
         if reason:
             return self._refused(reason, phi, ssr)
-        cov = np.zeros((NPARAM, NPARAM))
-        cov[:4, :4] = s2 * cov4
-        return self._decide(phi, cov, point_mass=True, note=self._inertia_note, ssr=ssr)
+        cov = s2 * inv
+        note = self._inertia_check(phi, cov, share)
+        if not note:
+            return self._decide(phi, cov, point_mass=False, note='', ssr=ssr)
+        self._inertia_note = note
+        point = phi.copy()          # a point mass at the fitted COM: consistent parameters
+        if phi[0] > 0.0:
+            c = phi[1:4] / phi[0]
+            point[4:] = _inertia_entries(-phi[0] * skew(c) @ skew(c))
+        cov[4:, :] = 0.0
+        cov[:, 4:] = 0.0
+        return self._decide(point, cov, point_mass=True, note=note, ssr=ssr)
+
+    def _inertia_check(self, phi, cov, share):
+        """Return why the fitted inertia cannot be kept ('' when it can)."""
+        if np.any(share[4:] > _NULL_SHARE):
+            return 'inertia not excited (' + (
+                'static poses carry no inertia information' if self.samples == self.poses
+                else 'the motion does not excite every inertia parameter') + ')'
+        if not phi[0] > 0.0:
+            return 'mass not positive'
+        sig = _propagate(phi, cov)[2]
+        if np.any(sig > self.inertia_tolerance):
+            return (f'inertia too uncertain: largest sigma {sig.max():.2e} kg m^2 > '
+                    f'{self.inertia_tolerance:g}')
+        return inertia_consistency(physical_values(phi)[2])
 
     def _refused(self, reason, phi, ssr):
         return PayloadEstimate(
@@ -426,33 +425,6 @@ class PayloadEstimator:
             float('inf'), np.full(3, np.inf), np.full(6, np.inf), True, self._inertia_note,
             self.samples, self.poses, self._rms(self._rr), self._rms(ssr), phi,
             np.full((NPARAM, NPARAM), np.nan))
-
-    def _full_fit(self):
-        """Return the estimate with the inertia when all ten parameters are excited, or None."""
-        index = np.arange(NPARAM)
-        cov, share, _ = self._excitation(index)
-        if np.any(share > _NULL_SHARE):
-            self._inertia_note = 'inertia not excited (' + (
-                'static poses carry no inertia information' if self.samples == self.poses
-                else 'the motion does not excite every inertia parameter') + ')'
-            return None
-        phi = cov @ self._beta
-        s2, ssr = self._variance(phi, NPARAM)
-        cov = s2 * cov
-        if not phi[0] > 0.0:
-            self._inertia_note = 'the full fit gave a mass <= 0'
-            return None
-        sig = _propagate(phi, cov)[2]
-        if np.any(sig > self.inertia_tolerance):
-            self._inertia_note = (f'inertia too uncertain: largest sigma {sig.max():.2e} kg m^2 '
-                                  f'> {self.inertia_tolerance:g}')
-            return None
-        inconsistent = inertia_consistency(physical_values(phi)[2])
-        if inconsistent:
-            self._inertia_note = inconsistent
-            return None
-        self._inertia_note = ''
-        return self._decide(phi, cov, point_mass=False, note='', ssr=ssr)
 
     def _decide(self, phi, cov, point_mass, note, ssr):
         """Return the estimate of fitted parameters, refused when mass or COM fail the tests."""
@@ -493,7 +465,7 @@ class PayloadEstimator:
                     'effort independently of the COM')
         directions = null[1:4]                      # h components of the unexcited directions
         U, sv, _ = np.linalg.svd(directions)
-        k = int(np.sum(sv > 1e-6))
+        k = int(np.sum(sv > np.sqrt(_NULL_SHARE)))
         basis = U[:, :max(k, 1)]
         names = []
         for vec in basis.T:

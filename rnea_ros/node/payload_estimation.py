@@ -83,8 +83,11 @@ class AccelerationWindow:
         self.window = float(window)
         self.t, self.q, self.qd, self.effort = [], [], [], []
 
-    def add(self, t, q, qd, effort):
-        """Add a sample; return (t, q, qd, qdd, effort) of the middle sample once full, or None."""
+    def add(self, t, q, qd, effort, want=True):
+        """Add a sample; return (t, q, qd, qdd, effort) of the middle sample once full, or None.
+
+        ``want`` False: only keep the sample (no fit computed, None returned).
+        """
         if self.t and t <= self.t[-1]:
             self.t, self.q, self.qd, self.effort = [], [], [], []    # time went back: restart
         for lst, value in ((self.t, t), (self.q, q), (self.qd, qd), (self.effort, effort)):
@@ -92,7 +95,7 @@ class AccelerationWindow:
         while self.t[-1] - self.t[0] > self.window or len(self.t) > _MAX_WINDOW:
             for lst in (self.t, self.q, self.qd, self.effort):
                 del lst[0]
-        if len(self.t) < 3 or self.t[-1] - self.t[0] < 0.5 * self.window:
+        if not want or len(self.t) < 3 or self.t[-1] - self.t[0] < 0.5 * self.window:
             return None
         t_arr = np.array(self.t)
         dt = t_arr - t_arr.mean()
@@ -248,9 +251,10 @@ class PayloadEstimation:
                 self._est.add_pose(*pose)
                 self._publish_progress()
             return
-        sample = self._window.add(t, rt.q.copy(), rt.qd.copy(), effort)
-        if sample is not None and sample[0] - self._last_sample >= 0.999 * self._period:
-            self._last_sample = sample[0]
+        want = t - self._last_sample >= 0.999 * self._period       # at sample_rate
+        sample = self._window.add(t, rt.q.copy(), rt.qd.copy(), effort, want)
+        if sample is not None:
+            self._last_sample = t
             t, q, qd, qdd, effort = sample
             self._est.add_sample(q, qd, qdd, effort, t)
 
