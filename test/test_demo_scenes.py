@@ -66,7 +66,10 @@ def test_scenes_default_to_the_last_link_and_issue_ranges():
     assert push.link == grasp.link == 'panda_link7'
     assert 10.0 <= push.magnitude <= 50.0
     assert 0.2 * push.run_s < push.start < 0.8 * push.run_s
-    assert push.reaction in ('hold', 'float')     # both keep commanding a lock-step simulator
+    assert push.reaction == 'off'                # the estimate is judged while tracking goes on
+    short = push.reaction_scene()
+    assert short.reaction in ('hold', 'float')   # both keep commanding a lock-step simulator
+    assert short.start < short.run_s and short.force == push.force
     assert 0.5 <= grasp.mass <= 3.0 and np.linalg.norm(grasp.com) <= 0.1 + 1e-12
     parameters = push.sim_parameters()
     assert parameters['push_link'] == 'panda_link7' and parameters['push_duration'] > 0
@@ -205,13 +208,27 @@ def test_scene_table_reports_both_models_and_missing_estimates():
     push = {'magnitude_n': 30.0, 'link': 'l7', 'start_s': 5.0, 'duration_s': 0.3,
             'reaction': 'hold', 'source': 'node', 'detection_delay_s': 0.004,
             'false_alarms': 0, 'observed_s': 10.0, 'quiet_residual_max': 1.234,
+            'alarm_fraction_without_contact': 0.0,
             'threshold': 2.0,
             'verdict': {'detected_within_20_ms': True, 'no_false_alarm': True}}
-    nominal = dict(push, reaction='off', detection_delay_s=None, false_alarms=7)
+    nominal = dict(push, detection_delay_s=None, false_alarms=7,
+                   alarm_fraction_without_contact=0.97)
     grasp = scenes.grasp_figures(scenes.GraspScene('l7'), None,
                                  {'no_payload': 1e-4, 'payload_unknown': 0.3})
     grasp['message'] = 'no service'
+    reaction = dict(push, reaction='hold', start_s=1.5, reaction_motion={
+        'speed_at_detection': 0.6, 'time_to_still_s': 0.041, 'max_displacement': 0.0123})
     text = report.format_scenes({'push_identified': push, 'push_nominal': nominal,
-                                 'grasp': grasp})
+                                 'push_reaction': reaction, 'grasp': grasp})
+    assert 'Reaction hold' in text and 'still 41 ms' in text and 'moved 12.3 mrad' in text
     assert '4 ms' in text and 'missed' in text and ' 7 ' in text and '1.23' in text
+    assert '97 %' in text
     assert 'no estimate: no service' in text and 'FAIL' not in text
+
+
+def test_alarm_fraction_counts_raised_time_away_from_contact():
+    """Raised from each event to the next clear (or the end), outside the contact window."""
+    time = np.arange(0.0, 10.0, 0.01)
+    fraction = scenes.alarm_fraction(time, np.array([1.0, 8.0]), np.array([2.0]), (5.0, 6.0))
+    assert fraction == pytest.approx(3.0 / 9.0, abs=0.01)
+    assert scenes.alarm_fraction(time, np.array([]), np.array([]), (5.0, 6.0)) == 0.0

@@ -171,15 +171,18 @@ def format_scenes(scenes):
     push = {label: scenes.get('push_' + label) for label in ('nominal', 'identified')}
     if push['identified']:
         scene = push['identified']
-        lines.append('Push: {:.0f} N on {} at {:g} s for {:g} s (reaction {}), observer: '
+        lines.append('Push: {:.0f} N on {} at {:g} s for {:g} s during tracking, observer: '
                      '{}'.format(scene['magnitude_n'], scene['link'], scene['start_s'],
-                                 scene['duration_s'], scene['reaction'],
+                                 scene['duration_s'],
                                  scene['source'] or 'NONE (the node publishes no estimate)'))
         rows = [['detection delay'] + [_ms(push[k]['detection_delay_s']) if push[k] else '-'
                                        for k in ('nominal', 'identified')] + ['<= 20 ms'],
                 ['false alarms over {:.0f} s'.format(scene['observed_s'])] + [
                     str(push[k]['false_alarms']) if push[k] else '-'
-                    for k in ('nominal', 'identified')] + ['0']]
+                    for k in ('nominal', 'identified')] + ['0'],
+                ['time in collision without contact'] + [
+                    '{:.0f} %'.format(100 * push[k]['alarm_fraction_without_contact'])
+                    if push[k] else '-' for k in ('nominal', 'identified')] + ['0 %']]
         if scene.get('quiet_residual_max') is not None:
             rows.append(['largest |external torque| without contact (N m)'] + [
                 '{:.2f}'.format(push[k]['quiet_residual_max'])
@@ -199,6 +202,17 @@ def format_scenes(scenes):
                 for k in ('nominal', 'identified')] + ['<= 10 %'])
         lines.append(analysis.format_table(['', 'nominal URDF', 'identified', 'target'], rows))
         lines.append('push targets (identified): ' + _verdict_text(scene.get('verdict', {})))
+    reaction = scenes.get('push_reaction')
+    if reaction:
+        motion = reaction.get('reaction_motion') or {}
+        still = motion.get('time_to_still_s')
+        lines.append(
+            'Reaction {}: push at {:g} s detected after {}; the arm ({:.2f} rad/s at detection) '
+            'still {} after it, moved {} mrad'.format(
+                reaction['reaction'], reaction['start_s'], _ms(reaction['detection_delay_s']),
+                motion.get('speed_at_detection', float('nan')),
+                'never' if still is None else '{:.0f} ms'.format(1e3 * still),
+                '{:.1f}'.format(1e3 * motion['max_displacement']) if motion else '-'))
     grasp = scenes.get('grasp')
     if grasp:
         truth = grasp['truth']

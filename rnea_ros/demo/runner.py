@@ -126,7 +126,7 @@ def run_demo(folder, urdf_file=None, duration=10.0, lock_step=True, domain_id=No
         records['nominal_tracking'], nominal_model, identified_model)
     if scenes:
         summary['scenes'] = scene_runs.scene_summary(
-            scenario, records, scene_results, summary, nominal_model, identified_model)
+            scenario, records, scene_results, summary, nominal_model, identified_model, folder)
     summary['demo_wall_s'] = time.monotonic() - started
     if plots:
         summary['plots'] = demo_report.write_plots(folder, scenario, records, nominal_model,

@@ -88,6 +88,38 @@ def plot_push_wrench(path, scene, record, estimate):
     return path
 
 
+def plot_push_reaction(path, scene, record, figures, columns):
+    """Write joint speeds and displacement around the push of the reaction run."""
+    pyplot = _pyplot()
+    time = np.asarray(record['time'])
+    start, end = scene.start, scene.start + scene.duration
+    shown = (time >= start - WINDOW_BEFORE_S) & (time <= end + WINDOW_AFTER_S)
+    names = list(record['joint_names'])
+    velocity = np.asarray(record['velocity'])[shown][:, columns]
+    position = np.asarray(record['position'])[shown][:, columns]
+    figure, (left, right) = pyplot.subplots(1, 2, figsize=(11, 3.6))
+    for k, column in enumerate(columns):
+        left.plot(time[shown], velocity[:, k], linewidth=1.0, label=names[column])
+        right.plot(time[shown], (position[:, k] - position[0, k]) * analysis.MILLI,
+                   linewidth=1.0)
+    delay = figures.get('detection_delay_s')
+    for axis, unit in ((left, 'joint velocity (rad/s)'), (right, 'from the pose at the plot '
+                                                          'start (mrad)')):
+        axis.axvspan(start, end, color='0.9')
+        if delay is not None:
+            axis.axvline(start + delay, color='r', linewidth=0.8)
+        axis.set_ylabel(unit, fontsize=8)
+        axis.set_xlabel('simulated time (s)')
+        axis.grid(alpha=0.3)
+    left.legend(fontsize=6, ncol=2)
+    figure.suptitle('Push during tracking, collision_reaction {}: detected (red), the arm is '
+                    'held'.format(scene.reaction))
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    pyplot.close(figure)
+    return path
+
+
 def plot_grasp(path, scenario, records, figures):
     """Write the worst-joint drift of the three gravity-compensation runs and the estimate."""
     pyplot = _pyplot()

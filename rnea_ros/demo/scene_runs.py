@@ -3,10 +3,11 @@
 :func:`run_scenes` runs, after identification (every run a :class:`Phase` of real processes):
 
 - ``push_identified``: computed-torque tracking of a faster sinusoid with the identified model
-  and the node's momentum observer on (reaction :attr:`PushScene.reaction`); the simulator
-  pushes the last link mid-run; the demo records ``~/external_torques``, ``~/external_wrench``
-  and ``~/collision``;
-- ``push_nominal``: the same with the nominal URDF, reaction off: its false alarms;
+  and the node's momentum observer on (collision reaction off: the estimate is judged while
+  the arm keeps tracking); the simulator pushes the last link mid-run; the demo records
+  ``~/external_torques``, ``~/external_wrench`` and ``~/collision``;
+- ``push_nominal``: the same with the nominal URDF: its false alarms;
+- ``push_reaction``: a short run with the identified model and collision_reaction ``hold``;
 - ``grasp_unknown``: gravity compensation (identified) while a payload appears;
 - ``grasp_estimate``: tracking with the payload on; the demo calls ``~/estimate_payload`` and
   commits the estimate with ``~/set_payload``, then reads the node's ``payload_*`` back;
@@ -14,7 +15,7 @@
 
 :func:`scene_summary` turns the records into figures (:mod:`rnea_ros.demo.scenes`).
 """
-import dataclasses
+import os
 import time
 
 import numpy as np
@@ -55,6 +56,12 @@ def run_scenes(run, scenario, last_link, truth, identified, gravity_duration, lo
     results['push_nominal'] = run(Phase(
         'push_nominal', 'computed_torque', push.run_s, sim=pushed,
         rnea=observer_parameters(push, 'off'), reference=reference, topics=OBSERVER_TOPICS))
+    short = push.reaction_scene('hold')
+    results['push_reaction'] = run(Phase(
+        'push_reaction', 'computed_torque', short.run_s, sim=dict(truth, **short.sim_parameters()),
+        rnea=dict(identified, **observer_parameters(short, short.reaction)),
+        reference=reference, topics=OBSERVER_TOPICS))
+    results['reaction'] = short
     log('scene grasp: {:g} kg at {} m on {}'.format(grasp.mass, list(grasp.com), grasp.link))
     results['grasp_unknown'] = run(Phase(
         'grasp_unknown', 'gravity_compensation', gravity_duration,
@@ -160,39 +167,50 @@ def parse_estimate(values):
     return estimate
 
 
-def estimate_from_topics(recorded, joint_names):
+def _stamped_after(messages, start):
+    return [m for m in messages if m.get('stamp', np.inf) > start + 1e-9]
+
+
+def estimate_from_topics(recorded, joint_names, start=0.0):
     """Return the observer estimate from recorded node topics (see :func:`scenes.push_figures`).
 
     Missing topics leave their keys out; ``source`` says 'node' when external torques came.
+    Messages stamped at or before ``start`` (the simulator's first time) are left out: they
+    answer the states the paused simulator republishes while it holds the arm still (stamp 0,
+    no effort applied), which the observer rightly sees as an external torque (the hold).
     """
-    estimate = {'source': None, 'events': [], 'joints': list(joint_names)}
-    torques = recorded.get(NODE + '/external_torques') or []
+    estimate = {'source': None, 'events': [], 'clears': [], 'joints': list(joint_names)}
+    torques = _stamped_after(recorded.get(NODE + '/external_torques') or [], start)
     if torques:
         estimate['source'] = 'node'
         estimate['times'] = np.array([m['stamp'] for m in torques])
         estimate['torques'] = np.array([
             [dict(zip(m['name'], m['effort'])).get(name, np.nan) for name in joint_names]
             for m in torques])
-    wrenches = recorded.get(NODE + '/external_wrench') or []
+    wrenches = _stamped_after(recorded.get(NODE + '/external_wrench') or [], start)
     if wrenches:
         estimate['wrench_times'] = np.array([m['stamp'] for m in wrenches])
         estimate['wrench'] = np.array([m['wrench'] for m in wrenches])
-    estimate['events'] = collision_onsets(recorded.get(NODE + '/collision') or [])
+    collisions = recorded.get(NODE + '/collision') or []
+    estimate['events'] = [t for t in collision_onsets(collisions) if t > start + 1e-9]
+    estimate['clears'] = [t for t in collision_onsets(collisions, 'clear') if t > start + 1e-9]
     return estimate
 
 
-def collision_onsets(messages):
-    """Return the onset times (s) of collision events from ``~/collision`` messages.
+def collision_onsets(messages, kind='collision'):
+    """Return the times (s) of collision events (``kind`` 'clear': their ends) on ``~/collision``.
 
-    A DiagnosticStatus event (values ``event`` = collision, ``stamp`` = the joint state's time)
-    or the rising edge of a std_msgs/Bool with a stamp.
+    A DiagnosticStatus event (values ``event`` = collision or clear, ``stamp`` = the joint
+    state's time) or the rising edge of a std_msgs/Bool with a stamp (no clears).
     """
     onsets, active = [], False
     for message in messages:
         if 'fields' in message:
             values = status_values(message)
-            if values.get('event') == 'collision' and 'stamp' in values:
+            if values.get('event') == kind and 'stamp' in values:
                 onsets.append(float(values['stamp']))
+            continue
+        if kind != 'collision':
             continue
         flag = message.get('data')
         if flag is None:
@@ -210,23 +228,37 @@ def _worst_drift(record, scenario):
     return float(drift[revolute].max() if revolute.any() else drift.max())
 
 
-def scene_summary(scenario, records, results, summary, nominal_model, identified_model):
+def save_estimate(path, estimate):
+    """Write an observer estimate (node or library) as .npz next to the simulator records."""
+    arrays = {key: np.asarray(value) for key, value in estimate.items()
+              if key in ('times', 'torques', 'joints', 'events', 'clears', 'wrench_times',
+                         'wrench')}
+    np.savez(path, source=str(estimate.get('source')), **arrays)
+
+
+def scene_summary(scenario, records, results, summary, nominal_model, identified_model,
+                  folder=None):
     """Return the scenes' figures and verdicts (JSON-friendly); estimates kept in results."""
     out = {}
     push = results.get('push')
     joints = list(identified_model.joint_names)
-    models = {'push_identified': identified_model, 'push_nominal': nominal_model}
+    models = {'push_identified': identified_model, 'push_nominal': nominal_model,
+              'push_reaction': identified_model}
+    scene_of = {'push_identified': push, 'push_nominal': push,
+                'push_reaction': results.get('reaction')}
     revolute = [joint.name for joint in scenario.joints if joint.type != 'prismatic']
-    for label in ('push_identified', 'push_nominal'):
+    for label in ('push_identified', 'push_nominal', 'push_reaction'):
         if label not in records:
             continue
-        estimate = estimate_from_topics(results[label].recorded, joints)
+        scene, record = scene_of[label], records[label]
+        estimate = estimate_from_topics(results[label].recorded, joints, record['time'][0])
         if estimate['source'] is None:
-            window = (push.start - 0.5, push.start + push.duration + 1.0)
-            estimate = scenes.observe_offline(records[label], models[label], push.link, window)
+            window = (scene.start - 0.5, scene.start + scene.duration + 1.0)
+            estimate = scenes.observe_offline(record, models[label], scene.link, window)
         results[label].estimate = estimate
-        scene = push if label == 'push_identified' else dataclasses.replace(push, reaction='off')
-        out[label] = scenes.push_figures(scene, records[label], estimate, joints, revolute)
+        out[label] = scenes.push_figures(scene, record, estimate, joints, revolute)
+        if folder:
+            save_estimate(os.path.join(folder, 'records', label + '_observer.npz'), estimate)
     if 'push_identified' in out:
         out['push_identified']['verdict'] = scenes.push_verdict(out['push_identified'])
     grasp = results.get('grasp')
@@ -244,7 +276,7 @@ def scene_summary(scenario, records, results, summary, nominal_model, identified
 
 
 def write_plots(folder, scenario, records, results, figures):
-    """Write push_torques.png, push_wrench.png and grasp_drift.png; return their paths."""
+    """Write push_torques.png, push_wrench.png, push_reaction.png, grasp.png; return paths."""
     from rnea_ros.demo import scene_plots
     paths = {}
     if 'push_identified' in figures:
@@ -256,6 +288,11 @@ def write_plots(folder, scenario, records, results, figures):
             paths['push_wrench'] = scene_plots.plot_push_wrench(
                 analysis.output_path(folder, 'push_wrench.png'), results['push'],
                 records['push_identified'], results['push_identified'].estimate)
+    if 'push_reaction' in figures:
+        columns = [k for k, joint in enumerate(scenario.joints) if joint.type != 'prismatic']
+        paths['push_reaction'] = scene_plots.plot_push_reaction(
+            analysis.output_path(folder, 'push_reaction.png'), results['reaction'],
+            records['push_reaction'], figures['push_reaction'], columns)
     if 'grasp' in figures:
         paths['grasp'] = scene_plots.plot_grasp(
             analysis.output_path(folder, 'grasp.png'), scenario, records, figures['grasp'])

@@ -15,6 +15,7 @@ estimate is committed, and gravity compensation with it drifts no more than with
 
 Units: N, N m, kg, m, s; wrenches [force, torque] in the named frame about its origin.
 """
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,7 +51,11 @@ class PushScene:
     duration: float = 0.3
     run_s: float = 10.0
     frequency: float = 0.5
-    reaction: str = 'hold'
+    reaction: str = 'off'
+
+    def reaction_scene(self, reaction='hold'):
+        """Return the short scene that shows ``reaction``: the same push at 1.5 s of 3 s."""
+        return dataclasses.replace(self, start=1.5, run_s=3.0, reaction=reaction)
 
     def sim_parameters(self):
         """Return the ``mujoco_sim`` parameters that apply the push."""
@@ -154,6 +159,7 @@ def observe_offline(record, model, link, window=None, gains=OBSERVER_GAIN,
     return {'source': 'library (rnea_ros.core.observer on the simulator record)',
             'times': time, 'torques': result['r'], 'joints': list(model.joint_names),
             'events': [event.t for event in result['events'] if event.kind == 'collision'],
+            'clears': [event.t for event in result['events'] if event.kind == 'clear'],
             'event_joints': [list(event.joints) for event in result['events']
                              if event.kind == 'collision'],
             'wrench_times': time[rows], 'wrench': wrench}
@@ -175,6 +181,8 @@ def push_figures(scene, record, estimate, joint_names, judged=None):
       end of the push, the largest |truth| there, and whether the error is within 5 % of it
       or 0.2 N m;
     - ``wrench``: largest force and moment error relative to the applied |f| and |m|;
+    - ``alarm_fraction_without_contact``: the fraction of the time away from the push during
+      which a collision was raised (from ``events`` and ``clears``);
     - ``quiet_residual_max``: the largest |estimate| of a judged joint away from the push (what
       the model's error alone makes the observer see; thresholds must sit above it).
 
@@ -188,6 +196,7 @@ def push_figures(scene, record, estimate, joint_names, judged=None):
     truth = np.asarray(record['external_torque'], dtype=float)[:, columns]
     start, end = scene.start, scene.start + scene.duration
     events = np.asarray(estimate.get('events', []), dtype=float)
+    clears = np.asarray(estimate.get('clears', []), dtype=float)
     hits = events[(events >= start - 1e-9) & (events <= end + FALSE_ALARM_MARGIN_S)]
     false = events[(events < start - 1e-9) | (events > end + FALSE_ALARM_MARGIN_S)]
     figures = {
@@ -200,6 +209,8 @@ def push_figures(scene, record, estimate, joint_names, judged=None):
         'false_alarms': int(false.size),
         'first_false_alarm_s': float(false.min()) if false.size else None,
         'observed_s': float(time[-1] - time[0]),
+        'alarm_fraction_without_contact': alarm_fraction(
+            time, events, clears, (start, end + FALSE_ALARM_MARGIN_S)),
     }
     window = (time >= start + TORQUE_SETTLE_S - 1e-9) & (time <= end + 1e-9)
     if estimate.get('torques') is not None:
@@ -237,23 +248,52 @@ def push_figures(scene, record, estimate, joint_names, judged=None):
             'moment_relative': float(moment_error / max(moment_norm, 1e-12)),
             'within_target': bool(force_error <= WRENCH_RELATIVE * force_norm and
                                   moment_error <= WRENCH_RELATIVE * max(moment_norm, 1e-12))}
-    figures['reaction_motion'] = reaction_motion(record, figures['detection_delay_s'], scene)
+    names = list(record['joint_names'])
+    figures['reaction_motion'] = reaction_motion(
+        record, figures['detection_delay_s'], scene,
+        [names.index(name) for name in (judged or joint_names)])
     return figures
 
 
-def reaction_motion(record, delay, scene):
-    """Return how far the arm moved from the detection until the push ended, and its speed."""
+def alarm_fraction(time, events, clears, contact):
+    """Return the fraction of ``time`` outside ``contact`` (start, end) with a collision raised.
+
+    A collision is raised from each event until the first clear after it (or the end).
+    """
+    time = np.asarray(time, dtype=float)
+    raised = np.zeros(time.shape, dtype=bool)
+    for onset in events:
+        later = clears[clears > onset]
+        raised |= (time >= onset) & (time < (later.min() if later.size else np.inf))
+    quiet = (time < contact[0]) | (time > contact[1])
+    return float(raised[quiet].mean()) if quiet.any() else 0.0
+
+
+STILL_SPEED = 0.02      # rad/s (or m/s): the arm counts as stopped below this on every joint
+
+
+def reaction_motion(record, delay, scene, joints=None):
+    """Return what the arm did after the detection while the push still acted.
+
+    ``max_displacement`` (rad or m) from the detection pose, ``speed_at_detection`` and
+    ``time_to_still_s``: from the detection until every joint's speed is under
+    :data:`STILL_SPEED` (None if never during the push); ``joints``: column indices (default
+    all).
+    """
     if delay is None:
         return None
     time = np.asarray(record['time'], dtype=float)
     after = (time >= scene.start + delay - 1e-9) & (time <= scene.start + scene.duration + 1e-9)
     if not after.any():
         return None
-    position = np.asarray(record['position'], dtype=float)[after]
-    velocity = np.asarray(record['velocity'], dtype=float)[after]
+    columns = slice(None) if joints is None else list(joints)
+    position = np.asarray(record['position'], dtype=float)[after][:, columns]
+    speed = np.abs(np.asarray(record['velocity'], dtype=float)[after][:, columns]).max(axis=1)
+    still = np.flatnonzero(speed < STILL_SPEED)
     return {'max_displacement': float(np.abs(position - position[0]).max()),
-            'speed_at_detection': float(np.abs(velocity[0]).max()),
-            'speed_at_push_end': float(np.abs(velocity[-1]).max())}
+            'speed_at_detection': float(speed[0]),
+            'time_to_still_s': float(time[after][still[0]] - time[after][0])
+            if still.size else None}
 
 
 def push_verdict(figures):
