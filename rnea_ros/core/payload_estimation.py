@@ -17,14 +17,17 @@ Use::
         print(result.reason)    # e.g. 'COM along z of tool0 unobservable: ...'
 
 ``model`` is the robot *without* the payload (with its friction and armature, identified or
-configured); :func:`estimate_payload` runs the same on arrays.
+configured); :func:`estimate_payload` runs the same on arrays; :func:`default_payload_link`
+names the flange.  The load's parameters from joint efforts are those of Atkeson, An &
+Hollerbach, *Estimation of inertial parameters of manipulator loads and links* (IJRR 1986),
+here from the joint-torque regressor instead of a wrist force sensor.
 
 **Model.**  The payload's ten parameters ``phi_P = [m, h, I_O]`` (Khalil's standard parameters
 of :mod:`rnea_ros.core.regressor`: mass, first moment h = m c, rotational inertia about the
 origin) are expressed in the frame of link L, which may be a link merged into its body over
 fixed joints (a flange, a tool frame).  With body b's frame B and the link's placement
-``B_R_L, B_p_L`` in it, the body parameters are linear in the link ones (parallel axis theorem,
-Khalil & Dombre §9.3): ``phi_b = A(R, p) phi_P`` with ``m' = m``, ``h' = R h + m p``,
+``B_R_L, B_p_L`` in it, the body parameters are linear in the link ones (parallel axis theorem;
+Khalil & Dombre, chapter 9): ``phi_b = A(R, p) phi_P`` with ``m' = m``, ``h' = R h + m p``,
 ``I' = R I_O R^T - m [p][p] - [p][R h] - [R h][p]``.  The payload's joint efforts are
 ``tau_P = Y_b(q, qd, qdd) A phi_P``, Y_b the ten regressor columns of body b (joint rows only).
 The measurement is the residual of the model::
@@ -33,15 +36,16 @@ The measurement is the residual of the model::
       = Y_b A phi_P + noise.
 
 **Recursive least squares** (Ljung & Söderström, *Theory and Practice of Recursive
-Identification*, 1983, §2.2 and §2.6), in information form with forgetting factor lambda::
+Identification*, 1983, chapter 2), in information form with forgetting factor lambda::
 
     Phi_k = lambda Phi_{k-1} + Y_k^T Y_k,   beta_k = lambda beta_{k-1} + Y_k^T r_k,
     phi_k = Phi_k^-1 beta_k,
 
 the covariance form's ``P_k = Phi_k^-1`` without its round-off drift; memory is the 10x10
-matrix whatever the number of samples, and the decomposition of Phi tells exactly which
-parameters the data excites.  Parameters are scaled (``mass_scale`` kg, ``length_scale`` m) for
-that test.
+matrix whatever the number of samples, and the eigen-decomposition of Phi (parameters scaled by
+``mass_scale`` kg and ``length_scale`` m) tells exactly which parameters the data excites.
+When some directions are not excited, phi is the minimum-norm solution over the excited ones,
+so a parameter with no share in the unexcited directions is still the unique one.
 
 **What is observable.**  At rest the payload's effort is ``J^T [m g_L; h x g_L]`` (g_L gravity
 in the link frame): mass and the COM across g_L only.  Static poses therefore give mass and COM
@@ -54,11 +58,12 @@ reported unobservable.  Slow motion adds the inertia through accelerations and v
 high-rate stream); sigma of COM and inertia about the COM by linear propagation.  The estimate
 is refused (``ok`` False, ``reason`` says why) when a parameter of mass or COM is not excited
 (its direction in the null space of Phi) or too uncertain (sigma of mass above
-``mass_tolerance * m + 0.01 kg``, of a COM coordinate above ``com_tolerance``), or when the mass
+``mass_tolerance * m + 0.005 kg``, of a COM coordinate above ``com_tolerance``), or when the mass
 is not positive.  Inertia is kept only when it is excited, its sigmas are within
-``inertia_tolerance`` and the inertia about the COM is physically consistent (positive
-definite, triangle inequality); otherwise the estimate is a point mass at the COM (the inertia
-fitted as that of a point mass) and ``inertia_note`` says why.
+``inertia_tolerance`` times its mean principal moment (at least 1e-4 kg m^2) and the inertia
+about the COM is physically consistent (positive definite, triangle inequality); otherwise the
+estimate is a point mass at the COM and ``inertia_note`` says why (mass and COM are those of
+the fit of all ten parameters, unbiased by the inertia left out).
 """
 
 from dataclasses import dataclass, field
@@ -74,7 +79,8 @@ from rnea_ros.core.spatial import skew
 AXES = 'xyz'
 _NULL_RTOL = 1e-10      # eigenvalue of scaled Phi / largest below this: not excited at all
 _NULL_SHARE = 1e-3      # share of a parameter in the unexcited directions that marks it so
-_MASS_FLOOR = 0.01      # kg added to the relative mass tolerance
+_MASS_FLOOR = 0.005     # kg added to the relative mass tolerance
+_INERTIA_FLOOR = 1e-4   # kg m^2: the inertia tolerance is relative to at least this
 
 
 def _inertia_entries(matrix):
@@ -213,14 +219,14 @@ class PayloadEstimator:
     """Recursive least squares for a payload rigidly attached to ``link`` (see module doc)."""
 
     def __init__(self, model, link, gravity=None, forgetting=1.0, duration=None, poses=None,
-                 effort_noise=0.01, mass_tolerance=0.02, com_tolerance=0.005,
-                 inertia_tolerance=1e-3, mass_scale=1.0, length_scale=0.1):
+                 effort_noise=0.01, mass_tolerance=0.01, com_tolerance=0.003,
+                 inertia_tolerance=0.15, mass_scale=1.0, length_scale=0.1):
         """Prepare for ``model`` (without the payload) and a link of it.
 
         ``duration`` (s of stamped motion samples) or ``poses`` (static poses) is the target
         that :meth:`progress` measures; ``forgetting`` in (0, 1] (1: plain least squares);
         ``effort_noise`` (N m) the smallest residual standard deviation assumed;
-        the tolerances are the largest sigmas accepted (mass: relative).
+        the tolerances are the largest sigmas accepted (mass and inertia: relative).
         """
         if link not in model.link_body:
             raise ValueError(f"payload link '{link}' is not a link of robot '{model.name}'; "
@@ -414,10 +420,12 @@ class PayloadEstimator:
         if not phi[0] > 0.0:
             return 'mass not positive'
         sig = _propagate(phi, cov)[2]
-        if np.any(sig > self.inertia_tolerance):
+        inertia = physical_values(phi)[2]
+        limit = self.inertia_tolerance * max(np.trace(inertia) / 3.0, _INERTIA_FLOOR)
+        if np.any(sig > limit):
             return (f'inertia too uncertain: largest sigma {sig.max():.2e} kg m^2 > '
-                    f'{self.inertia_tolerance:g}')
-        return inertia_consistency(physical_values(phi)[2])
+                    f'{limit:.2e}')
+        return inertia_consistency(inertia)
 
     def _refused(self, reason, phi, ssr):
         return PayloadEstimate(

@@ -46,9 +46,9 @@ PARAMETERS = (
     _spec('forgetting', 'double', 1.0,
           'Forgetting factor of the recursive least squares in (0, 1]; 1 = all samples '
           'weigh the same.', low=0.5, high=1.0),
-    _spec('mass_tolerance', 'double', 0.02,
-          'Largest accepted sigma of the mass, relative (plus 0.01 kg).', low=1e-4, high=10.0),
-    _spec('com_tolerance', 'double', 0.005,
+    _spec('mass_tolerance', 'double', 0.01,
+          'Largest accepted sigma of the mass, relative (plus 0.005 kg).', low=1e-4, high=10.0),
+    _spec('com_tolerance', 'double', 0.003,
           'Largest accepted sigma of each COM coordinate in m.', low=1e-5, high=10.0),
     _spec('effort_noise', 'double', 0.01,
           'Smallest effort noise (N m or N) assumed for the sigmas when the residual is '
