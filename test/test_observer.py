@@ -272,3 +272,21 @@ def test_rnea_ros_observe_on_a_bag_reports_the_push_and_suggests_thresholds(
     assert (tmp_path / 'plots' / 'external_torques.png').is_file()
     assert main(['observe', bag, '--urdf', PANDA, '--gains', '-3']) == 2
     assert 'gains' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('n, damping', [(9, 0.0), (9, 0.05), (7, 2.0), (4, 0.05), (4, 0.0)])
+def test_damped_least_squares_kernel_equals_its_svd_form(n, damping):
+    """(J J^T + l^2 I)^-1 J r by Jacobi rotations = U diag(s / (s^2 + l^2)) V^T r (SVD)."""
+    from rnea_ros.core.kernels.observer import damped_least_squares
+    rng = np.random.default_rng(n)
+    for scale in (1.0, 1e-3):                    # well conditioned, then nearly singular
+        J = rng.normal(size=(6, n))
+        J[5] *= scale
+        r = rng.normal(size=n)
+        U, s, Vt = np.linalg.svd(J, full_matrices=False)
+        lam2 = max(0.0, damping ** 2 - s[-1] ** 2)
+        expected = U @ (s / (s ** 2 + lam2) * (Vt @ r))
+        F = np.empty(6)
+        assert damped_least_squares(J, r, damping, np.empty((6, 6)), np.empty((6, 6)),
+                                    np.empty(6), F) >= 0
+        np.testing.assert_allclose(F, expected, rtol=1e-8, atol=1e-8 * np.abs(expected).max())
