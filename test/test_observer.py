@@ -290,3 +290,25 @@ def test_damped_least_squares_kernel_equals_its_svd_form(n, damping):
         assert damped_least_squares(J, r, damping, np.empty((6, 6)), np.empty((6, 6)),
                                     np.empty(6), F) >= 0
         np.testing.assert_allclose(F, expected, rtol=1e-8, atol=1e-8 * np.abs(expected).max())
+
+
+def test_floating_base_observer_sees_the_support_wrench_and_the_push():
+    """Floating panda at rest: base rows of r = support wrench g(q)[:6], joint rows = J^T F.
+
+    The base has no actuation: efforts are given for the joints only.
+    """
+    from observer_sim import PANDA
+    from rnea_ros import frame_jacobian, RobotModel
+    model = RobotModel.from_urdf_file(PANDA, floating_base=True)
+    q = np.concatenate([[0.1, -0.2, 0.3], [0.0, 0.0, np.sin(0.2), np.cos(0.2)],
+                        [0.1, -0.4, 0.3, -2.1, 0.2, 1.7, 0.6, 0.02, 0.02]])
+    wrench = np.array([3.0, -2.0, 5.0, 0.1, 0.2, -0.3])
+    tau_ext = frame_jacobian(model, q, 'panda_link6', reference='LOCAL').T @ wrench
+    g = gravity_torques(model, q)
+    effort = (g - tau_ext)[6:]                          # the joints' motors hold the arm
+    obs = MomentumObserver(model, GAIN)
+    zero = np.zeros(model.nv)
+    for k in range(101):
+        r = obs.update(0.001 * k, q, zero, effort)
+    expected = np.concatenate([g[:6], tau_ext[6:]]) * (1 - np.exp(-GAIN * 0.1))
+    np.testing.assert_allclose(r, expected, atol=1e-8)
