@@ -77,6 +77,22 @@ def test_no_collision_in_free_fast_motion_with_the_true_model(setup):
     assert largest < THRESHOLD / 3.0, largest
 
 
+def test_friction_of_the_identified_model_keeps_free_motion_quiet():
+    """An arm with viscous friction: no alarm with it in the model, false alarms without it."""
+    from observer_sim import PANDA
+    from rnea_ros import RobotModel
+    rubbing = panda_setup(viscous=1.5)
+    assert np.all(rubbing[0].friction_viscous[:7] == 1.5)
+    t, Q, QD, E, _ = simulate(rubbing, 10.0, amplitude=0.8, frequency=0.8, seed=1)
+    largest = {}
+    for name, model in (('identified', rubbing[0]), ('nominal', RobotModel.from_urdf_file(PANDA))):
+        result = observe_recording(model, t, Q, QD, E, gains=GAIN, thresholds=THRESHOLD,
+                                   min_duration=0.005, effort_sampling=HELD)
+        largest[name] = (float(np.nanmax(np.abs(result['r']))), len(result['events']))
+    assert largest['identified'][1] == 0 and largest['identified'][0] < THRESHOLD / 3.0
+    assert largest['nominal'][1] > 0 and largest['nominal'][0] > 10 * THRESHOLD, largest
+
+
 def test_tool_wrench_from_the_observer_is_the_applied_push(setup):
     """A 30 N push on the hand: the wrench at panda_hand (world axes) within 10 %."""
     import mujoco
