@@ -20,7 +20,7 @@ _EXPORTS = {
     'rnea_ros.core.kinematics': ('frame_jacobian', 'frame_placement'),
     'rnea_ros.core.model': ('RobotModel', 'Workspace'),
     'rnea_ros.core.observer': ('MomentumObserver', 'CollisionDetector', 'external_wrench',
-                               'observe_recording'),
+                               'WrenchEstimator', 'observe_recording'),
     'rnea_ros.core.payload_estimation': ('PayloadEstimator', 'estimate_payload'),
     'rnea_ros.core.specs': ('JointSpec', 'LinkSpec'),
 }
@@ -32,8 +32,8 @@ __all__ = ['RobotModel', 'Workspace', 'LinkSpec', 'JointSpec', 'inverse_dynamics
            'coriolis_torques', 'coriolis_matrix', 'mass_matrix', 'forward_dynamics',
            'frame_placement', 'frame_jacobian',
            'floating_base_inverse_dynamics',
-           'MomentumObserver', 'CollisionDetector', 'external_wrench', 'observe_recording',
-           'PayloadEstimator', 'estimate_payload']
+           'MomentumObserver', 'CollisionDetector', 'external_wrench', 'WrenchEstimator',
+           'observe_recording', 'PayloadEstimator', 'estimate_payload']
 
 
 def __getattr__(name):

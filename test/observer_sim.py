@@ -22,13 +22,20 @@ SUBSTEPS = 4
 PERIOD = 0.001
 
 
-def panda_setup():
-    """Return (rnea model, MuJoCo model, qpos addresses, dof addresses)."""
+def panda_setup(viscous=None):
+    """Return (rnea model, MuJoCo model, qpos addresses, dof addresses).
+
+    ``viscous``: viscous friction (N m s/rad) of every arm joint, written into the URDF's
+    ``<dynamics damping>`` (the fingers keep the URDF's); MuJoCo's importer and the rnea model
+    (``friction_from_urdf``: an identified model has it) then both have it.
+    """
     with open(PANDA, encoding='utf-8') as f:
         xml = f.read()
+    if viscous is not None:
+        xml = xml.replace('damping="0.003"', f'damping="{viscous}"')
     mj = build_mujoco_model(xml, base_dir=os.path.dirname(PANDA), timestep=PERIOD / SUBSTEPS,
-                            limits=False)
-    model = RobotModel.from_urdf_string(xml)
+                            limits=False, urdf_dynamics=viscous is not None)
+    model = RobotModel.from_urdf_string(xml, friction_from_urdf=viscous is not None)
     qpos, dof = joint_addresses(mj, model.joint_names)
     return model, mj, np.asarray(qpos), np.asarray(dof)
 

@@ -77,6 +77,22 @@ def test_no_collision_in_free_fast_motion_with_the_true_model(setup):
     assert largest < THRESHOLD / 3.0, largest
 
 
+def test_friction_of_the_identified_model_keeps_free_motion_quiet():
+    """An arm with viscous friction: no alarm with it in the model, false alarms without it."""
+    from observer_sim import PANDA
+    from rnea_ros import RobotModel
+    rubbing = panda_setup(viscous=1.5)
+    assert np.all(rubbing[0].friction_viscous[:7] == 1.5)
+    t, Q, QD, E, _ = simulate(rubbing, 10.0, amplitude=0.8, frequency=0.8, seed=1)
+    largest = {}
+    for name, model in (('identified', rubbing[0]), ('nominal', RobotModel.from_urdf_file(PANDA))):
+        result = observe_recording(model, t, Q, QD, E, gains=GAIN, thresholds=THRESHOLD,
+                                   min_duration=0.005, effort_sampling=HELD)
+        largest[name] = (float(np.nanmax(np.abs(result['r']))), len(result['events']))
+    assert largest['identified'][1] == 0 and largest['identified'][0] < THRESHOLD / 3.0
+    assert largest['nominal'][1] > 0 and largest['nominal'][0] > 10 * THRESHOLD, largest
+
+
 def test_tool_wrench_from_the_observer_is_the_applied_push(setup):
     """A 30 N push on the hand: the wrench at panda_hand (world axes) within 10 %."""
     import mujoco
@@ -272,3 +288,43 @@ def test_rnea_ros_observe_on_a_bag_reports_the_push_and_suggests_thresholds(
     assert (tmp_path / 'plots' / 'external_torques.png').is_file()
     assert main(['observe', bag, '--urdf', PANDA, '--gains', '-3']) == 2
     assert 'gains' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('n, damping', [(9, 0.0), (9, 0.05), (7, 2.0), (4, 0.05), (4, 0.0)])
+def test_damped_least_squares_kernel_equals_its_svd_form(n, damping):
+    """(J J^T + l^2 I)^-1 J r by Jacobi rotations = U diag(s / (s^2 + l^2)) V^T r (SVD)."""
+    from rnea_ros.core.kernels.observer import damped_least_squares
+    rng = np.random.default_rng(n)
+    for scale in (1.0, 1e-3):                    # well conditioned, then nearly singular
+        J = rng.normal(size=(6, n))
+        J[5] *= scale
+        r = rng.normal(size=n)
+        U, s, Vt = np.linalg.svd(J, full_matrices=False)
+        lam2 = max(0.0, damping ** 2 - s[-1] ** 2)
+        expected = U @ (s / (s ** 2 + lam2) * (Vt @ r))
+        F = np.empty(6)
+        assert damped_least_squares(J, r, damping, np.empty((6, 6)), np.empty((6, 6)),
+                                    np.empty(6), F) >= 0
+        np.testing.assert_allclose(F, expected, rtol=1e-8, atol=1e-8 * np.abs(expected).max())
+
+
+def test_floating_base_observer_sees_the_support_wrench_and_the_push():
+    """Floating panda at rest: base rows of r = support wrench g(q)[:6], joint rows = J^T F.
+
+    The base has no actuation: efforts are given for the joints only.
+    """
+    from observer_sim import PANDA
+    from rnea_ros import frame_jacobian, RobotModel
+    model = RobotModel.from_urdf_file(PANDA, floating_base=True)
+    q = np.concatenate([[0.1, -0.2, 0.3], [0.0, 0.0, np.sin(0.2), np.cos(0.2)],
+                        [0.1, -0.4, 0.3, -2.1, 0.2, 1.7, 0.6, 0.02, 0.02]])
+    wrench = np.array([3.0, -2.0, 5.0, 0.1, 0.2, -0.3])
+    tau_ext = frame_jacobian(model, q, 'panda_link6', reference='LOCAL').T @ wrench
+    g = gravity_torques(model, q)
+    effort = (g - tau_ext)[6:]                          # the joints' motors hold the arm
+    obs = MomentumObserver(model, GAIN)
+    zero = np.zeros(model.nv)
+    for k in range(101):
+        r = obs.update(0.001 * k, q, zero, effort)
+    expected = np.concatenate([g[:6], tau_ext[6:]]) * (1 - np.exp(-GAIN * 0.1))
+    np.testing.assert_allclose(r, expected, atol=1e-8)

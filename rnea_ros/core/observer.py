@@ -62,11 +62,15 @@ import numpy as np
 from rnea_ros.core import kernels
 from rnea_ros.core.checks import gravity_acceleration
 from rnea_ros.core.dynamics import joint_friction
-from rnea_ros.core.kernels.observer import momentum_and_beta, residual_step
+from rnea_ros.core.kernels.observer import (damped_least_squares, exceed, momentum_and_beta,
+                                            residual_step)
+from rnea_ros.core.kernels.vectors import scatter_bounded
+from rnea_ros.core.layout import STATUS_BAD_Q, STATUS_BAD_QDD
 
 DEFAULT_GAIN = 200.0        # 1/s: time constant 5 ms; 98 % of a step after 20 ms
 DEFAULT_MAX_GAP = 0.1       # s
 EFFORT_SAMPLING = ('instant', 'held')
+MAX_EFFORT = 1e9            # N m or N: a larger measured effort is garbage, not a torque
 
 
 class MomentumObserver:
@@ -108,8 +112,11 @@ class MomentumObserver:
         self._armature = np.zeros(n)
         self._armature[self.offset:] = model.armature
         self._zero = np.zeros(n)
-        self._tau = np.zeros(n)
+        self._tau = np.zeros(n)                  # base rows (floating base) stay 0
         self._tau_prev = np.zeros(n)
+        self._all = np.arange(n, dtype=np.intp)
+        self._joints = np.arange(n - self.offset, dtype=np.intp)
+        self._dst = self._joints + self.offset
         self._g = np.zeros(n)
         self._p = np.zeros(n)
         self._p_prev = np.zeros(n)
@@ -154,7 +161,10 @@ class MomentumObserver:
     def _momentum_and_beta(self, q, qd):
         """Write p = M qd and the model part of beta, C^T qd - g - tau_f; return an error."""
         model = self.model
-        if kernels.rnea(model.kernel_model, self._ws_p.buffer, q, self._zero, qd, self._p):
+        status = kernels.rnea(model.kernel_model, self._ws_p.buffer, q, self._zero, qd, self._p)
+        if status in (STATUS_BAD_Q, STATUS_BAD_QDD):      # the kernel checks q and (as qdd) qd
+            return 'positions or velocities not finite'
+        if status:
             return 'the state overflows the model (p = M qd)'
         if kernels.rnea(model.kernel_model, self._ws_g.buffer, q, self._zero, self._zero,
                         self._g):
@@ -190,8 +200,6 @@ class MomentumObserver:
         if q.shape != (self.model.nq,) or qd.shape != (self.nv,):
             return self._suspend(f'state of shapes {q.shape}, {qd.shape}; expected '
                                  f'({self.model.nq},), ({self.nv},)')
-        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
-            return self._suspend('positions or velocities not finite')
         if self.started and t == self.t:
             return self._suspend('the time did not advance (same sample)')
         self._swap()                    # the current p, beta and tau become the previous ones
@@ -235,11 +243,11 @@ class MomentumObserver:
         n, nj = self.nv, self.nv - self.offset
         if e.ndim != 1 or e.size not in (n, nj):
             return f'efforts for {e.size} joints, expected {nj} (partial efforts)'
-        if not np.isfinite(e).all():
-            bad = np.flatnonzero(~np.isfinite(e)).tolist()
-            return f'efforts not finite at index {bad[:10]}'
-        self._tau[n - e.size:] = e
-        self._tau[:n - e.size] = 0.0
+        # One kernel call checks every value (NaN, Inf or absurd) and copies them.
+        src, dst = (self._all, self._all) if e.size == n else (self._joints, self._dst)
+        if scatter_bounded(e, src, self._tau, dst, MAX_EFFORT) >= 0:
+            bad = np.flatnonzero(~(np.abs(e) <= MAX_EFFORT)).tolist()
+            return f'efforts not finite (or above {MAX_EFFORT:g}) at index {bad[:10]}'
         return ''
 
 
@@ -296,6 +304,7 @@ class CollisionDetector:
         self._since = np.full(n, np.nan)
         self._peak = np.zeros(n)
         self._abs = np.zeros(n)
+        self._pending = False           # some joint above its threshold, not yet long enough
         self.active = False
         self.start = None
         self.joints = ()
@@ -304,6 +313,7 @@ class CollisionDetector:
         """Forget any collision in progress."""
         self._since[:] = np.nan
         self._peak[:] = 0.0
+        self._pending = False
         self.active = False
         self.start = None
         self.joints = ()
@@ -311,13 +321,15 @@ class CollisionDetector:
     def update(self, t, r):
         """Take the residual r at time t; return a :class:`CollisionEvent` or None."""
         a = self._abs
-        np.abs(r, out=a)
+        count = exceed(np.ascontiguousarray(r, dtype=np.float64), self.thresholds, a)
+        if not self.active and count == 0:          # the common case: one kernel call
+            if self._pending:
+                self._since[:] = np.nan
+                self._pending = False
+            return None
         above = a > self.thresholds
         if not self.active:
-            if not above.any():
-                if not np.isnan(self._since).all():
-                    self._since[:] = np.nan
-                return None
+            self._pending = True
             since = self._since
             since[above & np.isnan(since)] = t
             since[~above] = np.nan
@@ -347,7 +359,42 @@ class CollisionDetector:
         return None
 
 
-def external_wrench(model, q, r, link, reference='LOCAL', damping=0.05, ws=None):
+class WrenchEstimator:
+    """The wrench on one link from external torques, with its buffers allocated once.
+
+    ``WrenchEstimator(model, link, reference, damping)(q, r)`` equals
+    ``external_wrench(model, q, r, link, reference, damping)`` (see there) and returns a new
+    (6,) array; ValueError for an unknown link or reference or a bad damping.
+    """
+
+    def __init__(self, model, link, reference='LOCAL', damping=0.05):
+        """Check the settings once (the frame Jacobian checks link and reference)."""
+        from rnea_ros import frame_jacobian
+        self._jacobian = frame_jacobian
+        if not (isinstance(damping, (int, float)) and damping >= 0.0
+                and math.isfinite(damping)):
+            raise ValueError(f'damping must be finite and >= 0, got {damping!r}')
+        self.model, self.link, self.reference = model, link, reference
+        self.damping = float(damping)
+        frame_jacobian(model, np.zeros(model.nq) if not model.floating_base else
+                       np.r_[np.zeros(6), 1.0, np.zeros(model.nq - 7)], link,
+                       reference=reference)
+        self._A, self._V, self._b = np.empty((6, 6)), np.empty((6, 6)), np.empty(6)
+
+    def __call__(self, q, r):
+        """Return the wrench [force, torque] of the environment on the link (see class doc)."""
+        model = self.model
+        J = self._jacobian(model, q, self.link, reference=self.reference)
+        r = np.ascontiguousarray(r, dtype=np.float64)
+        if r.shape != (model.nv,):
+            raise ValueError(f'r has shape {r.shape}, expected ({model.nv},)')
+        F = np.empty(6)
+        if damped_least_squares(J, r, self.damping, self._A, self._V, self._b, F) < 0:
+            raise ValueError('external_wrench: r is not finite')
+        return F
+
+
+def external_wrench(model, q, r, link, reference='LOCAL', damping=0.05):
     """Return the wrench [force, torque] on ``link`` that explains the external torques r.
 
     Solves ``r = J(q)^T F`` with J = ``frame_jacobian(model, q, link, reference)`` (rows
@@ -357,21 +404,12 @@ def external_wrench(model, q, r, link, reference='LOCAL', damping=0.05, ws=None)
     entries (model order).  With J = U S V^T, ``F = U diag(s / (s^2 + l^2)) V^T r``: least
     squares when nv > 6, the smallest wrench when nv < 6 (the directions the joints cannot feel
     are not estimated), and damped least squares near a singularity with
-    ``l^2 = max(0, damping^2 - s_min^2)``: exact while the smallest singular value is above
-    ``damping``, and a gain bounded by 1 / damping inside.
+    ``l^2 = max(0, damping^2 - s_min^2)`` (s_min: the smallest of the min(6, nv) singular
+    values): exact while s_min is above ``damping``, and a gain bounded by 1 / damping inside.
+    Computed as ``(J J^T + l^2 I)^-1 J r`` by the numba kernel
+    :func:`rnea_ros.core.kernels.observer.damped_least_squares` (Jacobi eigenvalues of J J^T).
     """
-    from rnea_ros import frame_jacobian
-    J = frame_jacobian(model, q, link, reference=reference)
-    r = np.asarray(r, dtype=float)
-    if r.shape != (model.nv,):
-        raise ValueError(f'r has shape {r.shape}, expected ({model.nv},)')
-    if not (damping >= 0.0 and math.isfinite(damping)):
-        raise ValueError(f'damping must be finite and >= 0, got {damping}')
-    U, s, Vt = np.linalg.svd(J, full_matrices=False)
-    lam2 = max(0.0, damping * damping - (float(s[-1]) ** 2 if s.size else 0.0))
-    denom = s * s + lam2
-    gain = np.divide(s, denom, out=np.zeros_like(s), where=denom > 0.0)
-    return U @ (gain * (Vt @ r))
+    return WrenchEstimator(model, link, reference, damping)(q, r)
 
 
 def observe_recording(model, t, Q, QD, E, gains=DEFAULT_GAIN, thresholds=None, hysteresis=0.2,
@@ -423,4 +461,4 @@ def _velocity_names(model):
 
 
 __all__ = ['MomentumObserver', 'CollisionDetector', 'CollisionEvent', 'external_wrench',
-           'observe_recording']
+           'WrenchEstimator', 'observe_recording']

@@ -31,7 +31,8 @@ import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rnea_ros.core.observer import CollisionDetector, external_wrench, MomentumObserver
+from rnea_ros.core.observer import CollisionDetector, MomentumObserver, WrenchEstimator
+from rnea_ros.node.bookkeeping import wire
 from rnea_ros.node.observer_params import (check_observer_value, DYNAMIC_TYPING, NAMES,
                                            reaction)
 from sensor_msgs.msg import JointState
@@ -49,8 +50,7 @@ class NodeObserver:
         self.torques_pub = node.create_publisher(JointState, '~/external_torques', 10)
         self.wrench_pub = node.create_publisher(WrenchStamped, '~/external_wrench', 10)
         self.collision_pub = node.create_publisher(DiagnosticStatus, '~/collision', _EVENT_QOS)
-        self.torques_msg = JointState()
-        self.wrench_msg = WrenchStamped()
+        self.torques_out = self.wrench_out = None    # kept serialized (bookkeeping.wire)
         self.rt = None              # the runtime the observer was built for
         self.observer = None
         self.detector = None
@@ -97,12 +97,16 @@ class NodeObserver:
             self.node._log.error(self.error)
             return
         self.frame = cfg['external_wrench_frame'] or ''
-        if self.frame and self.frame not in model.link_names:
-            self.node._log.error(f'external_wrench_frame {self.frame!r} is not a link of '
-                                 f'{model.name!r}: no ~/external_wrench')
-            self.frame = ''
-        self.wrench_msg.header.frame_id = self.frame
-        self.torques_msg.name = list(model.joint_names)
+        self.wrench = None
+        if self.frame:
+            try:
+                self.wrench = WrenchEstimator(model, self.frame,
+                                              damping=cfg['external_wrench_damping'])
+            except ValueError as exc:
+                self.node._log.error(f'no ~/external_wrench: {exc}')
+                self.frame = ''
+        self.wrench_out = wire.wrench_output(WrenchStamped, self.frame) if self.frame else None
+        self.torques_out = wire.joint_state_output(JointState, model.joint_names)
         self.status = 'waiting for efforts'
         self.reason = ''
 
@@ -231,12 +235,13 @@ class ObserverMixin:
         obs.status = 'running'
         joints = r[rt.offset_v:]
         obs.max_torque = max(obs.max_torque, float(np.abs(joints).max(initial=0.0)))
-        msg = obs.torques_msg
-        msg.header.stamp = stamp
-        msg.position = rt.q_j.tolist()
-        msg.velocity = rt.qd_j.tolist()
-        msg.effort = joints.tolist()
-        obs.torques_pub.publish(msg)
+        out = obs.torques_out
+        views = out.views
+        views['position'][:] = rt.q_j
+        views['velocity'][:] = rt.qd_j
+        views['effort'][:] = joints             # finite: the observer checked it
+        out.stamp(stamp)
+        obs.torques_pub.publish(out.message())
         if obs.frame:
             self._publish_external_wrench(rt, r, stamp, now)
         if obs.detector is not None:
@@ -252,18 +257,16 @@ class ObserverMixin:
         if not obs.wrench_wanted:
             return
         try:
-            F = external_wrench(rt.model, rt.q, r, obs.frame,
-                                damping=self._cfg['external_wrench_damping'])
+            F = obs.wrench(rt.q, r)
         except ValueError as exc:
             self._reject('external_wrench', str(exc))
             return
         if not np.all(np.isfinite(F)):
             return
-        msg = obs.wrench_msg
-        msg.header.stamp = stamp
-        f, m = msg.wrench.force, msg.wrench.torque
-        f.x, f.y, f.z, m.x, m.y, m.z = F.tolist()
-        obs.wrench_pub.publish(msg)
+        out = obs.wrench_out
+        out.views['wrench'][:] = F
+        out.stamp(stamp)
+        obs.wrench_pub.publish(out.message())
 
     def _on_collision_event(self, rt, event, stamp):
         obs = self._observer
