@@ -91,6 +91,13 @@ def test_external_torques_and_wrench_equal_the_library_with_the_input_stamps(mak
     f, m = last.wrench.force, last.wrench.torque
     np.testing.assert_allclose([f.x, f.y, f.z, m.x, m.y, m.z],
                                WRENCH * (1 - np.exp(-GAIN * 0.001 * (k - 1))), atol=1e-6)
+    largest = float(np.abs(expected).max())
+
+    def diagnosed():
+        return [float(v.value) for d in h.diagnostics for s in d.status for v in s.values
+                if v.key == 'max_external_torque']
+    h.spin_until(lambda: any(x > 0.0 for x in diagnosed()), timeout=3.0)
+    assert max(diagnosed()) == pytest.approx(largest, rel=1e-3)
 
 
 def test_bad_efforts_suspend_the_observer_publish_nothing_and_say_why(make, panda):

@@ -2,7 +2,7 @@
 
 The observer of De Luca & Mattone (ICRA 2005), surveyed in Haddadin, De Luca & Albu-Schaeffer,
 "Robot collisions: a survey on detection, isolation, and identification", IEEE T-RO 2017
-(§IV-B, the momentum observer).  With the generalized momentum ``p = M(q) qd`` the dynamics
+(the momentum-based residual).  With the generalized momentum ``p = M(q) qd`` the dynamics
 ``M qdd + C qd + g + tau_f = tau_m + tau_ext`` and ``Mdot = C + C^T`` give
 
     pdot = tau_m + C^T(q, qd) qd - g(q) - tau_f(qd) + tau_ext = beta + tau_ext,
@@ -45,8 +45,8 @@ and :attr:`MomentumObserver.note` says so.
 
 **Collisions** (:class:`CollisionDetector`): a joint whose |r_j| exceeds its threshold for at
 least ``min_duration`` starts a collision event naming the joints; it ends when every |r_j| is
-below ``(1 - hysteresis)`` times its threshold (Haddadin et al. 2017, §V, detection by
-thresholding the residual).
+below ``(1 - hysteresis)`` times its threshold (detection by thresholding the residual, as in
+Haddadin et al. 2017).
 
 **External wrench** (:func:`external_wrench`): ``r = J^T F`` for a wrench F on one link, solved
 by damped least squares (Nakamura & Hanafusa 1986; near singularities only, see the function).

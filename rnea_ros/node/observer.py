@@ -66,7 +66,7 @@ class NodeObserver:
         self.reaction = None        # latched reaction ('zero', 'hold', 'float') or None
         self.hold_q = None
         self.collision = ''
-        self.max_torque = 0.0
+        self.peak = self.trough = np.zeros(0)
         self.wrench_wanted = False
         self.wrench_poll = -math.inf
 
@@ -107,6 +107,7 @@ class NodeObserver:
                 self.frame = ''
         self.wrench_out = wire.wrench_output(WrenchStamped, self.frame) if self.frame else None
         self.torques_out = wire.joint_state_output(JointState, model.joint_names)
+        self.peak, self.trough = np.zeros(model.njoints), np.zeros(model.njoints)
         self.status = 'waiting for efforts'
         self.reason = ''
 
@@ -234,7 +235,8 @@ class ObserverMixin:
             self._log.warning(f'observer: {obs.observer.note}', throttle_duration_sec=1.0)
         obs.status = 'running'
         joints = r[rt.offset_v:]
-        obs.max_torque = max(obs.max_torque, float(np.abs(joints).max(initial=0.0)))
+        np.maximum(obs.peak, joints, out=obs.peak)          # largest |r| of the period
+        np.minimum(obs.trough, joints, out=obs.trough)
         out = obs.torques_out
         views = out.views
         views['position'][:] = rt.q_j
@@ -261,7 +263,7 @@ class ObserverMixin:
         except ValueError as exc:
             self._reject('external_wrench', str(exc))
             return
-        if not np.all(np.isfinite(F)):
+        if not math.isfinite(F.sum()):          # finite r gives a finite F: a guard
             return
         out = obs.wrench_out
         out.views['wrench'][:] = F
@@ -305,12 +307,14 @@ class ObserverMixin:
         obs = self._observer
         if not self._cfg['observer_enabled']:
             return {'observer': 'off'}
+        largest = max(float(obs.peak.max(initial=0.0)), -float(obs.trough.min(initial=0.0)))
+        obs.peak[:] = 0.0
+        obs.trough[:] = 0.0
         values = {'observer': obs.status,
-                  'max_external_torque': f'{obs.max_torque:.4f}',
+                  'max_external_torque': f'{largest:.4f}',
                   'collision': obs.collision or 'none',
                   'collision_reaction': (f'{obs.reaction} (latched)' if obs.reaction else
                                          str(reaction(self._cfg['collision_reaction'])))}
-        obs.max_torque = 0.0
         return values
 
 

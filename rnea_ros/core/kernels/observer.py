@@ -70,9 +70,10 @@ def damped_least_squares(J, r, damping, A, V, b, F):
     """Write F = (J J^T + l^2 I)^-1 J r, l^2 = max(0, damping^2 - s_min^2); return sweeps.
 
     The eigenvalues mu = s^2 of the 6x6 A = J J^T come from cyclic Jacobi rotations (Golub &
-    Van Loan §8.5), so that F = sum_i v_i (v_i . b) / (mu_i + l^2) with b = J r; a direction
-    with mu_i + l^2 = 0 (damping 0 and J rank deficient) contributes nothing, as in the
-    smallest-norm solution.  numpy form: ``U, s, Vt = svd(J, full_matrices=False)``;
+    Van Loan, Matrix Computations: the symmetric Jacobi method), so that
+    F = sum_i v_i (v_i . b) / (mu_i + l^2) with b = J r; a direction with mu_i + l^2 = 0
+    (damping 0 and J rank deficient) contributes nothing, as in the smallest-norm solution.
+    numpy form: ``U, s, Vt = svd(J, full_matrices=False)``;
     ``F = U @ (s / (s**2 + l2) * (Vt @ r))``.  Returns -1 when the rotations do not converge
     (not finite input).
     """
