@@ -54,8 +54,9 @@ non-parallel g_L suffice in theory, 4 to 6 in practice) and never the inertia, w
 reported unobservable.  Slow motion adds the inertia through accelerations and velocities.
 
 **Uncertainty and decision.**  The covariance is ``s^2 Phi^-1`` with s^2 the residual variance
-(at least ``effort_noise^2``; samples taken as independent, which is optimistic for a
-high-rate stream); sigma of COM and inertia about the COM by linear propagation.  The estimate
+(at least ``effort_noise^2``) times ``correlation``, the number of consecutive samples that
+share their errors (1: independent samples; the node passes its filter window times its
+sample rate); sigma of COM and inertia about the COM by linear propagation.  The estimate
 is refused (``ok`` False, ``reason`` says why) when a parameter of mass or COM is not excited
 (its direction in the null space of Phi) or too uncertain (sigma of mass above
 ``mass_tolerance * m + 0.005 kg``, of a COM coordinate above ``com_tolerance``), or when the mass
@@ -81,6 +82,8 @@ _NULL_RTOL = 1e-10      # eigenvalue of scaled Phi / largest below this: not exc
 _NULL_SHARE = 1e-3      # share of a parameter in the unexcited directions that marks it so
 _MASS_FLOOR = 0.005     # kg added to the relative mass tolerance
 _INERTIA_FLOOR = 1e-4   # kg m^2: the inertia tolerance is relative to at least this
+_MAX_WINDOW = 1024      # samples an AccelerationWindow keeps (bounded memory)
+_SEPARATION = 10.0      # StillPose: a new pose is this many tolerances from the previous one
 
 
 def _inertia_entries(matrix):
@@ -220,12 +223,14 @@ class PayloadEstimator:
 
     def __init__(self, model, link, gravity=None, forgetting=1.0, duration=None, poses=None,
                  effort_noise=0.01, mass_tolerance=0.01, com_tolerance=0.003,
-                 inertia_tolerance=0.15, mass_scale=1.0, length_scale=0.1):
+                 inertia_tolerance=0.15, mass_scale=1.0, length_scale=0.1, correlation=1.0):
         """Prepare for ``model`` (without the payload) and a link of it.
 
         ``duration`` (s of stamped motion samples) or ``poses`` (static poses) is the target
         that :meth:`progress` measures; ``forgetting`` in (0, 1] (1: plain least squares);
         ``effort_noise`` (N m) the smallest residual standard deviation assumed;
+        ``correlation`` (>= 1) how many consecutive samples share their errors (samples taken
+        inside one filter window): the covariance is multiplied by it;
         the tolerances are the largest sigmas accepted (mass and inertia: relative).
         """
         if link not in model.link_body:
@@ -244,7 +249,8 @@ class PayloadEstimator:
         for name, value in (('effort_noise', effort_noise), ('mass_tolerance', mass_tolerance),
                             ('com_tolerance', com_tolerance),
                             ('inertia_tolerance', inertia_tolerance),
-                            ('mass_scale', mass_scale), ('length_scale', length_scale)):
+                            ('mass_scale', mass_scale), ('length_scale', length_scale),
+                            ('correlation', correlation)):
             if not (np.isfinite(value) and value > 0):
                 raise ValueError(f'{name} must be positive and finite, got {value}')
         self.model, self.link = model, link
@@ -255,6 +261,7 @@ class PayloadEstimator:
         self.forgetting = forgetting
         self.duration, self.target_poses = duration, poses
         self.effort_noise = float(effort_noise)
+        self.correlation = max(1.0, float(correlation))
         self.mass_tolerance, self.com_tolerance = float(mass_tolerance), float(com_tolerance)
         self.inertia_tolerance = float(inertia_tolerance)
         self._cols = slice(NPARAM * body, NPARAM * (body + 1))
@@ -371,7 +378,7 @@ class PayloadEstimator:
         ssr = self._rr - 2.0 * phi @ self._beta + phi @ self._Phi @ phi
         dof = self._rows - nparam
         s2 = max(ssr, 0.0) / dof if dof > 0 else np.inf
-        return max(s2, self.effort_noise ** 2), max(ssr, 0.0)
+        return self.correlation * max(s2, self.effort_noise ** 2), max(ssr, 0.0)
 
     def _fit(self):
         """Return the least-squares fit over the excited directions (scaled Phi, see module).
@@ -521,6 +528,89 @@ def _propagate(phi, cov):
     return base[0], sig[1:4], sig[4:], sig[0]
 
 
+class AccelerationWindow:
+    """Joint states of the last ``window`` seconds, filtered in parallel into one sample.
+
+    The acceleration is the least-squares slope of the velocities against the stamps over the
+    window (a first-order Savitzky-Golay derivative).  That slope is exactly the derivative of
+    the velocity averaged with the parabolic (Epanechnikov) weights ``(T/2)^2 - s^2`` (s the
+    time from the window's mean time, T its span), so positions, velocities and efforts are
+    averaged with those weights: the sample at the mean time has every quantity through the
+    same low-pass filter, with no lag between them (the "parallel filtering" of identification,
+    Khalil & Dombre chapter 12).  Efforts are linear in the accelerations, so the filter's
+    attenuation is the same on both sides of the dynamic equation instead of leaving an error
+    of the robot's own inertial efforts in the residual; what is left is second order in the
+    motion within the window (positions and velocities enter nonlinearly).
+    """
+
+    def __init__(self, window):
+        """Keep samples over ``window`` seconds (at most _MAX_WINDOW of them)."""
+        self.window = float(window)
+        self.t, self.q, self.qd, self.effort = [], [], [], []
+
+    def add(self, t, q, qd, effort, want=True):
+        """Add a sample; return the filtered (t, q, qd, qdd, effort) once full, or None.
+
+        ``want`` False: only keep the sample (no fit computed, None returned).
+        """
+        if self.t and t <= self.t[-1]:
+            self.t, self.q, self.qd, self.effort = [], [], [], []    # time went back: restart
+        for lst, value in ((self.t, t), (self.q, q), (self.qd, qd), (self.effort, effort)):
+            lst.append(value)
+        while self.t[-1] - self.t[0] > self.window or len(self.t) > _MAX_WINDOW:
+            for lst in (self.t, self.q, self.qd, self.effort):
+                del lst[0]
+        if not want or len(self.t) < 3 or self.t[-1] - self.t[0] < 0.5 * self.window:
+            return None
+        t_arr = np.array(self.t)
+        centre = t_arr.mean()
+        ds = t_arr - centre
+        qd = np.array(self.qd)
+        qdd = ds @ qd / (ds @ ds)
+        # h^2 such that the weights' second moment matches the slope's response to a cubic
+        # velocity (sum w s^2 / sum w = S4 / (3 S2)): the discrete form of the identity above.
+        s2, s4 = ds @ ds, (ds * ds) @ (ds * ds)
+        h2 = (2.0 * s4 / 3.0) / (s2 - ds.size * s4 / (3.0 * s2))
+        w = h2 - ds * ds
+        w /= w.sum()
+        return centre, w @ np.array(self.q), w @ qd, qdd, w @ np.array(self.effort)
+
+
+class StillPose:
+    """Detects the arm held still: running means of positions and efforts while it is."""
+
+    def __init__(self, still_time, tolerance):
+        """Count a pose after ``still_time`` s with every joint within ``tolerance``."""
+        self.still_time, self.tolerance = float(still_time), float(tolerance)
+        self.last_pose = None
+        self._restart(None, None, None)
+
+    def _restart(self, t, q, effort):
+        self.t0, self.q0 = t, q
+        self.count = 0 if q is None else 1
+        self.sum_q = None if q is None else q.copy()
+        self.sum_e = None if effort is None else effort.copy()
+
+    def add(self, t, q, effort):
+        """Add a sample; return (mean q, mean effort) when a new pose has been held, else None."""
+        if self.last_pose is not None and \
+                np.max(np.abs(q - self.last_pose)) < _SEPARATION * self.tolerance:
+            self._restart(None, None, None)           # still at (or near) the last pose
+            return None
+        if self.q0 is None or t < self.t0 or np.max(np.abs(q - self.q0)) > self.tolerance:
+            self._restart(t, q, effort)
+            return None
+        self.count += 1
+        self.sum_q += q
+        self.sum_e += effort
+        if t - self.t0 < self.still_time:
+            return None
+        pose = self.sum_q / self.count, self.sum_e / self.count
+        self.last_pose = pose[0]
+        self._restart(None, None, None)
+        return pose
+
+
 def default_payload_link(model):
     """Return the link of the deepest body moved by a revolute or continuous joint (a flange)."""
     depth = np.zeros(model.nbodies, dtype=int)
@@ -534,21 +624,37 @@ def default_payload_link(model):
     return model.body_links[max(rotary, key=lambda b: (depth[b], b))]
 
 
-def estimate_payload(model, link, Q, QD, QDD, E, t=None, **options):
+def estimate_payload(model, link, Q, QD, QDD, E, t=None, window=0.1, period=0.005, **options):
     """Return the :class:`PayloadEstimate` of arrays of samples (N x nq, N x nv, N x njoints).
 
-    ``QD`` and ``QDD`` None: the rows are static poses.  ``options``: those of
-    :class:`PayloadEstimator`.
+    ``QD`` None: the rows are static poses (efforts averaged while held).  ``QDD`` None: the
+    accelerations come from an :class:`AccelerationWindow` of ``window`` s over the stamps ``t``
+    (the node's way), one sample every ``period`` s, with the covariance scaled by the samples
+    per window.  ``options``: those of :class:`PayloadEstimator`.
     """
     est = PayloadEstimator(model, link, **options)
-    for k in range(len(Q)):
-        if QD is None:
+    if QD is None:
+        for k in range(len(Q)):
             est.add_pose(Q[k], E[k])
-        else:
+    elif QDD is not None:
+        for k in range(len(Q)):
             est.add_sample(Q[k], QD[k], QDD[k], E[k], None if t is None else t[k])
+    else:
+        if t is None:
+            raise ValueError('accelerations from the velocities need the stamps t')
+        filtered, last = AccelerationWindow(window), -np.inf
+        for k in range(len(Q)):
+            sample = filtered.add(t[k], np.asarray(Q[k], dtype=float),
+                                  np.asarray(QD[k], dtype=float), np.asarray(E[k], dtype=float),
+                                  t[k] - last >= period * (1.0 - 1e-6))
+            if sample is not None:
+                last = t[k]
+                est.add_sample(*sample[1:], sample[0])
+        if est.span > 0.0:
+            est.correlation = max(1.0, window * est.samples / est.span)
     return est.estimate()
 
 
 __all__ = ['PayloadEstimator', 'PayloadEstimate', 'EstimationProgress', 'estimate_payload',
-           'default_payload_link',
+           'default_payload_link', 'AccelerationWindow', 'StillPose',
            'payload_parameters', 'transform_matrix', 'inertia_consistency']

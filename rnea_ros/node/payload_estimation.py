@@ -13,11 +13,15 @@ joint; a message without efforts, with a joint's effort missing or not finite is
 counted, with the reason in the status and the log):
 
 - ``mode: motion``: move the arm slowly (accelerations under a few rad/s^2) for ``duration``
-  seconds of stamps.  The acceleration of a sample is the slope of a straight-line fit of the
-  velocities over ``acceleration_window`` seconds centred on it (the sample handed to the
-  estimator is the middle one of the window, so acceleration, position, velocity and effort
-  have no relative lag); samples go to the estimator at ``sample_rate``.  Mass, COM and, when
-  the motion excites it, the inertia.
+  seconds of stamps.  Over the last ``acceleration_window`` seconds, the acceleration is the
+  slope of a straight-line fit of the velocities, and positions, velocities and efforts are
+  averaged with the weights of which that slope is the derivative (:class:`rnea_ros.core.
+  payload_estimation.AccelerationWindow`):
+  one zero-lag low-pass filter for every quantity, so that the robot's own inertial efforts
+  (far larger than the payload's) do not leave a filtering error in the residual.  Samples go
+  to the estimator at ``sample_rate``; as samples inside one window share their errors, the
+  covariance is multiplied by the number of samples per window (``correlation`` of the
+  estimator).  Mass, COM and, when the motion excites it, the inertia.
 - ``mode: poses``: hold the arm still in ``poses`` poses that tilt the link differently (every
   joint within ``still_tolerance`` for ``still_time``; positions and efforts averaged over that
   time; a new pose must be 10 ``still_tolerance`` away from the previous one).  Mass and COM;
@@ -42,13 +46,12 @@ from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 import numpy as np
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from rnea_ros.core.payload_estimation import default_payload_link, PayloadEstimator
+from rnea_ros.core.payload_estimation import (AccelerationWindow, default_payload_link,
+                                              PayloadEstimator, StillPose)
 
 STATUS_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
 PROGRESS_PERIOD = 0.25      # s between progress messages while running
-_MAX_WINDOW = 1024          # joint states kept for the acceleration fit (bounded memory)
-_SEPARATION = 10.0          # a new pose: this many still_tolerance from the previous one
 _OK, _WARN, _ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
 
@@ -68,75 +71,6 @@ def measured_efforts(msg, joint_names):
     if bad:
         return None, f'effort not finite for {bad}'
     return effort, None
-
-
-class AccelerationWindow:
-    """Joint states of the last ``window`` seconds; the middle one with its fitted acceleration.
-
-    The acceleration is the least-squares slope of the velocities against the stamps over the
-    window (a first-order Savitzky-Golay derivative), given to the sample nearest the window's
-    mean time, so that it has no lag against that sample's position, velocity and effort.
-    """
-
-    def __init__(self, window):
-        """Keep samples over ``window`` seconds (at most _MAX_WINDOW of them)."""
-        self.window = float(window)
-        self.t, self.q, self.qd, self.effort = [], [], [], []
-
-    def add(self, t, q, qd, effort, want=True):
-        """Add a sample; return (t, q, qd, qdd, effort) of the middle sample once full, or None.
-
-        ``want`` False: only keep the sample (no fit computed, None returned).
-        """
-        if self.t and t <= self.t[-1]:
-            self.t, self.q, self.qd, self.effort = [], [], [], []    # time went back: restart
-        for lst, value in ((self.t, t), (self.q, q), (self.qd, qd), (self.effort, effort)):
-            lst.append(value)
-        while self.t[-1] - self.t[0] > self.window or len(self.t) > _MAX_WINDOW:
-            for lst in (self.t, self.q, self.qd, self.effort):
-                del lst[0]
-        if not want or len(self.t) < 3 or self.t[-1] - self.t[0] < 0.5 * self.window:
-            return None
-        t_arr = np.array(self.t)
-        dt = t_arr - t_arr.mean()
-        qdd = dt @ np.array(self.qd) / (dt @ dt)
-        k = int(np.argmin(np.abs(dt)))
-        return self.t[k], self.q[k], self.qd[k], qdd, self.effort[k]
-
-
-class StillPose:
-    """Detects the arm held still: running means of positions and efforts while it is."""
-
-    def __init__(self, still_time, tolerance):
-        """Count a pose after ``still_time`` s with every joint within ``tolerance``."""
-        self.still_time, self.tolerance = float(still_time), float(tolerance)
-        self.last_pose = None
-        self._restart(None, None, None)
-
-    def _restart(self, t, q, effort):
-        self.t0, self.q0 = t, q
-        self.count = 0 if q is None else 1
-        self.sum_q = None if q is None else q.copy()
-        self.sum_e = None if effort is None else effort.copy()
-
-    def add(self, t, q, effort):
-        """Add a sample; return (mean q, mean effort) when a new pose has been held, else None."""
-        if self.last_pose is not None and \
-                np.max(np.abs(q - self.last_pose)) < _SEPARATION * self.tolerance:
-            self._restart(None, None, None)           # still at (or near) the last pose
-            return None
-        if self.q0 is None or t < self.t0 or np.max(np.abs(q - self.q0)) > self.tolerance:
-            self._restart(t, q, effort)
-            return None
-        self.count += 1
-        self.sum_q += q
-        self.sum_e += effort
-        if t - self.t0 < self.still_time:
-            return None
-        pose = self.sum_q / self.count, self.sum_e / self.count
-        self.last_pose = pose[0]
-        self._restart(None, None, None)
-        return pose
 
 
 class PayloadEstimation:
@@ -188,7 +122,11 @@ class PayloadEstimation:
         cfg = dict(node._cfg)
         from rnea_ros.node.monitor_params import PAYLOAD_DEFAULTS
         from rnea_ros.node.runtime import load_model
-        bare = load_model(source[0], source[1], dict(cfg, **PAYLOAD_DEFAULTS))
+        try:
+            bare = load_model(source[0], source[1], dict(cfg, **PAYLOAD_DEFAULTS))
+        except Exception as exc:  # noqa: B902 - a description that fails: say why, keep running
+            raise ValueError(f'cannot build the model without payload from {source[0]}: '
+                             f'{exc}') from None
         if bare.joint_names != rt.model.joint_names:
             raise ValueError('the model without payload has another joint order')
         p = {name.split('.', 1)[1]: value for name, value in cfg.items()
@@ -282,7 +220,11 @@ class PayloadEstimation:
             log.warning(message)
             self._publish(_WARN, message, force=True)
             return
-        result = self.result = self._est.estimate()
+        est = self._est
+        if self._params['mode'] == 'motion' and est.span > 0.0:   # samples within one window
+            est.correlation = max(1.0, self._params['acceleration_window'] * est.samples
+                                  / est.span)
+        result = self.result = est.estimate()
         if not result.ok:
             self._state = 'refused'
             why = result.reason

@@ -34,9 +34,11 @@ PARAMETERS = (
     _spec('sample_rate', 'double', 200.0,
           'motion mode: samples per second handed to the estimator (joint states beyond it are '
           'used only for the accelerations).', low=1.0, high=10000.0),
-    _spec('acceleration_window', 'double', 0.02,
-          'motion mode: seconds of velocities over which a straight-line fit gives the '
-          'acceleration of the sample at its middle (no phase lag).', low=0.001, high=1.0),
+    _spec('acceleration_window', 'double', 0.1,
+          'motion mode: seconds of joint states over which a straight-line fit of the '
+          'velocities gives the acceleration, and positions, velocities and efforts are '
+          'averaged with the matching weights (one filter for all, no lag).',
+          low=0.005, high=1.0),
     _spec('still_time', 'double', 0.5,
           'poses mode: seconds a pose must be held to count (efforts and positions averaged '
           'over it).', low=0.01, high=60.0),
