@@ -1,19 +1,22 @@
-"""Benchmark: ``rnea-ros identify`` on 60 s of 1 kHz joint states of a 7-DoF arm (panda).
+"""Benchmark: ``rnea-ros identify`` time and peak memory against the recording's length.
 
-Writes a bag (mcap) of the panda "truth" (nominal URDF with masses +-20 %, COM +-2 cm, inertias
-+-30 %, friction and rotor inertia; seed 7) following config/excitation_panda.yaml twice, with
-0.05 N m effort noise, then times ``rnea-ros identify BAG --urdf panda.urdf --out ...`` run in
-this process (bag reading, derivatives, regressor, WLS, consistent fit, URDF writing).  The
-first run compiles/loads the numba kernels; the figure is the second run.  Target: <= 30 s on
-2 cores.  ``--accuracy [SEED ...]`` prints instead the validation and gravity errors of the
-identified model on simulated data (see :func:`accuracy`).
-Usage: python benchmarks/bench_identify.py [--seconds 60] [--rate 1000] [--accuracy 1 2 3]
+Writes bags (mcap) of the panda "truth" (nominal URDF with masses +-20 %, COM +-2 cm, inertias
++-30 %, rotor inertia, sigmoid friction, effort offsets; seed 7) following
+config/excitation_panda.yaml, logged as real loggers do (:func:`identification_data.
+realworld_recording`: about 1 kHz, stamps 0.7 to 8.8 ms apart, 6 % duplicate rows, noise;
+the gripper not recorded), 30 s pieces written one after the other for long recordings.
+Each ``rnea-ros identify BAG --urdf panda.urdf --out ...`` runs in its own process (numba
+kernels cached beforehand); wall time and that process's peak resident memory (``wait4``
+ru_maxrss) are printed per length.  Targets: one hour (3.6 M rows) in <= 120 s and <= 500 MB.
+``--accuracy [SEED ...]`` prints instead the validation and gravity errors of the identified
+model on simulated data (see :func:`accuracy`).
+
+Usage: python benchmarks/bench_identify.py [--minutes 0.5 5 30] [--hour] [--accuracy 1 2 3]
 """
 
 import argparse
-import contextlib
-import io
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -21,15 +24,16 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'test'))
 
-from identification_data import measured, states_along, truth_model  # noqa: E402,I100
+from identification_data import (measured, realworld_recording, states_along,  # noqa: E402,I100
+                                 truth_model)
 import numpy as np  # noqa: E402
-from rnea_ros.analysis.analyze import write_joint_states  # noqa: E402
-from rnea_ros.analysis.cli import main as cli  # noqa: E402
+from rnea_ros.analysis.analyze import JointStateWriter  # noqa: E402
 from rnea_ros.analysis.excitation import FourierTrajectory  # noqa: E402
 from rnea_ros.core.model import RobotModel  # noqa: E402
 from robots import urdf_path  # noqa: E402
 
-EXCITATION = os.path.join(os.path.dirname(__file__), '..', 'config', 'excitation_panda.yaml')
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+EXCITATION = os.path.join(ROOT, 'config', 'excitation_panda.yaml')
 
 
 def accuracy(seeds, noise=0.05):
@@ -72,40 +76,65 @@ def accuracy(seeds, noise=0.05):
               f'{err.max():19.4f}  {gravity * 100:27.3f} %  {ok}')
 
 
+def write_log(path, seconds, seed=7):
+    """Write ``seconds`` of the logged panda to a bag, 30 s pieces at a time; return rows."""
+    rows = 0
+    with JointStateWriter(path, realworld_recording('panda', seed, 1.0).names) as writer:
+        for k in range(int(np.ceil(seconds / 30.0))):
+            piece = realworld_recording('panda', seed, min(30.0, seconds - 30.0 * k),
+                                        start=100.0 + 30.0 * k)
+            writer.write(piece.t, piece.Q, piece.QD, piece.E)
+            rows += piece.t.size
+    return rows
+
+
+def run_identify(bag, out):
+    """Run identify in a child process; return (wall s, CPU s, peak RSS MB, exit code)."""
+    command = [sys.executable, '-m', 'rnea_ros.analysis.cli', 'identify', bag, '--urdf',
+               urdf_path('panda'), '--out', out, '--json']
+    t0 = time.perf_counter()
+    child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - t0
+    child.returncode = os.waitstatus_to_exitcode(status)
+    err = child.stderr.read().decode()
+    child.stderr.close()
+    if child.returncode:
+        print(err)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0, child.returncode
+
+
 def main():
-    """Write the bag, run identify twice, print the times (or --accuracy figures)."""
+    """Write the bags, run identify on each, print the table (or --accuracy figures)."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--seconds', type=float, default=60.0)
-    parser.add_argument('--rate', type=float, default=1000.0)
+    parser.add_argument('--minutes', type=float, nargs='*', default=[0.5, 5.0, 30.0],
+                        help='recording lengths (default 0.5 5 30)')
+    parser.add_argument('--hour', action='store_true', help='add the one-hour recording')
     parser.add_argument('--accuracy', type=int, nargs='*', metavar='SEED',
                         help='instead: accuracy on simulated data for these truth seeds')
     args = parser.parse_args()
     if args.accuracy is not None:
         accuracy(args.accuracy or [1, 2, 3, 4, 5])
         return
-    panda = urdf_path('panda')
-    nominal = RobotModel.from_urdf_file(panda)
-    traj = FourierTrajectory.from_yaml(EXCITATION)
-    t = np.arange(0.0, args.seconds, 1.0 / args.rate)
-    Q, QD, QDD = states_along(nominal, traj, t)
-    E = measured(truth_model('panda', 7), Q, QD, QDD, 0.05, np.random.default_rng(0))
+    minutes = list(args.minutes) + ([60.0] if args.hour else [])
     with tempfile.TemporaryDirectory() as folder:
-        bag = os.path.join(folder, 'bag')
-        t0 = time.perf_counter()
-        write_joint_states(bag, t + 100.0, list(nominal.joint_names), Q, QD, E)
-        print(f'wrote {len(t)} samples ({args.seconds:g} s at {args.rate:g} Hz) in '
-              f'{time.perf_counter() - t0:.1f} s')
-        for run in ('first (numba kernels load)', 'second'):
-            t0, c0 = time.perf_counter(), time.process_time()
-            with contextlib.redirect_stdout(io.StringIO()):     # the report is not timed output
-                code = cli(['identify', bag, '--urdf', panda, '--out',
-                            os.path.join(folder, 'identified.urdf'), '--json'])
-            elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
-            print(f'identify, {run}: {elapsed:.1f} s wall, {cpu:.1f} s CPU (all threads), '
-                  f'exit {code}')
-        print(f'identify on {len(t)} samples of a 7-DoF arm: {elapsed:.1f} s wall, {cpu:.1f} s '
-              f'CPU, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores '
-              '(target <= 30 s)', )
+        warm = os.path.join(folder, 'warm')
+        write_log(warm, 5.0)
+        run_identify(warm, os.path.join(folder, 'warm.urdf'))    # numba caches are loaded
+        print(f"{'length':>8} {'rows':>10} {'write s':>8} {'identify s':>11} {'CPU s':>8} "
+              f"{'peak MB':>8} exit")
+        for m in minutes:
+            bag = os.path.join(folder, f'log{m:g}')
+            t0 = time.perf_counter()
+            rows = write_log(bag, 60.0 * m)
+            written = time.perf_counter() - t0
+            wall, cpu, rss, code = run_identify(bag, os.path.join(folder, 'id.urdf'))
+            print(f'{m:6g} min {rows:10d} {written:8.1f} {wall:11.1f} {cpu:8.1f} {rss:8.0f} '
+                  f'{code}', flush=True)
+            subprocess.run(['rm', '-rf', bag], check=True)
+        print(f'load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; targets: '
+              '1 h in <= 120 s, <= 500 MB')
 
 
 if __name__ == '__main__':

@@ -29,9 +29,16 @@ MODES = ('inverse_dynamics', 'gravity_compensation', 'gravity_coriolis', 'comput
 
 # Parameters whose change rebuilds the model (from the current description).
 MODEL_PARAMETERS = ('robot_description', 'urdf_file', 'floating_base', 'friction_joints',
-                    'friction_viscous', 'friction_coulomb', 'armature', 'use_urdf_friction')
-# Friction and armature coefficients: maps by joint name built by joint_coefficients().
-COEFFICIENT_PARAMETERS = ('friction_viscous', 'friction_coulomb', 'armature')
+                    'friction_viscous', 'friction_coulomb', 'armature', 'use_urdf_friction',
+                    'friction_viscous_negative', 'friction_coulomb_negative',
+                    'friction_stribeck', 'effort_offset', 'friction_law', 'coulomb_band',
+                    'stribeck_velocity')
+# Friction, offset and armature coefficients: maps by joint name built by joint_coefficients().
+COEFFICIENT_PARAMETERS = ('friction_viscous', 'friction_coulomb', 'armature',
+                          'friction_viscous_negative', 'friction_coulomb_negative',
+                          'friction_stribeck', 'effort_offset')
+# The friction law's settings (rnea_ros.core.friction), passed to the model when set.
+LAW_PARAMETERS = ('friction_law', 'coulomb_band', 'stribeck_velocity')
 # Per-joint arrays: one value for all joints or one per model joint.
 PER_JOINT_PARAMETERS = ('kp', 'kd', 'max_effort')
 
@@ -135,10 +142,29 @@ PARAMETERS = (
               'all joints, or one per friction_joints / command_joints entry). []: 0, or '
               'the URDF damping with use_urdf_friction.', low=0.0, high=1e9),
     ParamSpec('friction_coulomb', 'double_array', [],
-              'Coulomb friction Fs per joint in N m or N: tau += Fs sign(qd), sign linear inside '
-              '|qd| < 0.01 rad/s (one value for all joints, or one per friction_joints / '
-              'command_joints entry). []: 0, or the URDF friction with use_urdf_friction.',
-              low=0.0, high=1e9),
+              'Coulomb friction Fs per joint in N m or N: tau += Fs s(qd), s = sign(qd) linear '
+              'inside |qd| < coulomb_band (one value for all joints, or one per '
+              'friction_joints / command_joints entry). []: 0, or the URDF friction with '
+              'use_urdf_friction.', low=0.0, high=1e9),
+    ParamSpec('friction_viscous_negative', 'double_array', [],
+              'Viscous friction Fv- for qd < 0 per joint (as friction_viscous). []: the same as '
+              'for qd > 0.', low=0.0, high=1e9),
+    ParamSpec('friction_coulomb_negative', 'double_array', [],
+              'Coulomb friction Fs- for qd < 0 per joint (as friction_coulomb). []: the same as '
+              'for qd > 0.', low=0.0, high=1e9),
+    ParamSpec('friction_stribeck', 'double_array', [],
+              'Stribeck excess Fx per joint in N m or N (static minus Coulomb friction): tau += '
+              'Fx exp(-(qd / stribeck_velocity)^2) s(qd). []: 0.', low=0.0, high=1e9),
+    ParamSpec('effort_offset', 'double_array', [],
+              'Constant effort offset per joint in N m or N, added to every command, at rest '
+              'too (identified by rnea-ros identify). []: 0.', low=-1e9, high=1e9),
+    ParamSpec('friction_law', 'string', 'linear',
+              'Sign s(qd) of the Coulomb and Stribeck terms: linear = qd / coulomb_band '
+              'clipped to [-1, 1]; tanh = tanh(qd / coulomb_band).', choices=('linear', 'tanh')),
+    ParamSpec('coulomb_band', 'double', 0.01,
+              'Velocity scale v_s of s(qd) in rad/s or m/s.', low=1e-9, high=1e3),
+    ParamSpec('stribeck_velocity', 'double', 0.1,
+              'Stribeck velocity v_st in rad/s or m/s.', low=1e-9, high=1e3),
     ParamSpec('armature', 'double_array', [],
               'Rotor inertia (reflected motor inertia) Ia per joint in kg m^2 or kg: tau += Ia '
               'qdd (one value for all joints, or one per friction_joints / command_joints '
@@ -303,6 +329,9 @@ def joint_coefficients(cfg, joint_names):
             raise ValueError(f'{name} has {len(values)} values; give 1 (all joints) or '
                              f'{len(names)}, one per {what} entry in this order: {list(names)}')
         options[name] = dict(zip(names, per_joint(values, len(names), 0.0).tolist()))
+    for name in LAW_PARAMETERS:
+        if cfg.get(name) not in (None, SPECS[name].default):
+            options[name] = cfg[name]
     return options
 
 
