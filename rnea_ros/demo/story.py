@@ -18,7 +18,6 @@ import time
 
 import numpy as np
 from rnea_ros.demo.perturbation import perturb_robot
-import yaml
 
 CLI = 'rnea_ros.analysis.cli'
 
@@ -109,23 +108,23 @@ def identify(folder, nominal_urdf, bags, validation_bag, env, timeout=600):
         report = json.loads(stdout)
     except ValueError:
         report = {'text': stdout}
-    with open(params) as stream:
-        parameters = yaml.safe_load(stream)['rnea']['ros__parameters']
-    return urdf, parameters, report
+    from rnea_ros.analysis.observe import read_params
+    return urdf, read_params(params), report
 
 
 def model_of(urdf_file, parameters=None):
-    """Return the RobotModel of a URDF file with the rnea node's friction parameters."""
+    """Return the RobotModel of a URDF file with the rnea node's joint-term parameters.
+
+    Friction, rotor inertia, offsets and the friction law are read from node parameters by the
+    node's own rule (:func:`rnea_ros.node.params.joint_coefficients`).
+    """
     from rnea_ros.core.model import RobotModel
-    parameters = parameters or {}
-    names = parameters.get('friction_joints') or []
-    options = {}
-    for key in ('friction_viscous', 'friction_coulomb', 'armature'):
-        values = parameters.get(key) or []
-        if names and values:
-            values = np.broadcast_to(np.asarray(values, dtype=float), (len(names),))
-            options[key] = dict(zip(names, values.tolist()))
-    return RobotModel.from_urdf_file(urdf_file, **options)
+    from rnea_ros.node.params import joint_coefficients
+    model = RobotModel.from_urdf_file(urdf_file)
+    if not parameters:
+        return model
+    return RobotModel.from_urdf_file(urdf_file,
+                                     **joint_coefficients(parameters, model.joint_names))
 
 
 def effort_prediction(record, model, start=0.0):
