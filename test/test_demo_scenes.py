@@ -232,3 +232,16 @@ def test_alarm_fraction_counts_raised_time_away_from_contact():
     fraction = scenes.alarm_fraction(time, np.array([1.0, 8.0]), np.array([2.0]), (5.0, 6.0))
     assert fraction == pytest.approx(3.0 / 9.0, abs=0.01)
     assert scenes.alarm_fraction(time, np.array([]), np.array([]), (5.0, 6.0)) == 0.0
+
+
+def test_grasp_estimation_swing_is_wider_and_inside_the_limits():
+    """The grasp's estimation motion swings the arm 2.5x wider than the tracking run, in limits."""
+    from rnea_ros.sim.sim_launch import DemoScenario, reference_amplitudes
+    scenario = DemoScenario()
+    grasp = scenes.default_scenes('panda_link7')[1]
+    wide = reference_amplitudes(scenario.joints, scenario.pose, grasp.amplitude)
+    revolute = np.array([joint.type != 'prismatic' for joint in scenario.joints])
+    assert np.all(np.abs(wide[revolute]) > 2.0 * np.abs(scenario.amplitudes[revolute]))
+    lower = np.array([joint.lower for joint in scenario.joints])
+    upper = np.array([joint.upper for joint in scenario.joints])
+    assert np.all(scenario.pose + 2 * wide <= upper) and np.all(scenario.pose + 2 * wide >= lower)

@@ -9,7 +9,8 @@
 - ``push_nominal``: the same with the nominal URDF: its false alarms;
 - ``push_reaction``: a short run with the identified model and collision_reaction ``hold``;
 - ``grasp_unknown``: gravity compensation (identified) while a payload appears;
-- ``grasp_estimate``: tracking with the payload on; the demo calls ``~/estimate_payload`` and
+- ``grasp_estimate``: tracking a slow sinusoid of wider swing (:attr:`GraspScene.amplitude`)
+  with the payload on; the demo calls ``~/estimate_payload`` and
   commits the estimate with ``~/set_payload``, then reads the node's ``payload_*`` back;
 - ``grasp_committed``: gravity compensation with the committed payload.
 
@@ -21,6 +22,7 @@ import time
 import numpy as np
 from rnea_ros.demo import analysis, scenes
 from rnea_ros.demo.processes import Phase
+from rnea_ros.sim.sim_launch import reference_amplitudes
 
 NODE = '/rnea'
 OBSERVER_TOPICS = (NODE + '/external_torques', NODE + '/external_wrench', NODE + '/collision')
@@ -70,7 +72,8 @@ def run_scenes(run, scenario, last_link, truth, identified, gravity_duration, lo
     estimate = run(Phase(
         'grasp_estimate', 'computed_torque', grasp.estimate_s, sim=carried,
         rnea=dict(identified, **payload_estimation_parameters(grasp)),
-        reference={'frequency': [grasp.frequency]},
+        reference={'frequency': [grasp.frequency], 'amplitude': reference_amplitudes(
+            scenario.joints, scenario.pose, grasp.amplitude).tolist()},
         during=lambda monitor, simulator: estimate_payload(monitor, grasp, simulator, log)))
     results['grasp_estimate'] = estimate
     committed = (estimate.result or {}).get('committed')

@@ -80,6 +80,8 @@ class GraspScene:
     appear_s: float = 0.5
     estimate_s: float = 7.0          # the tracking run in which the node estimates it
     motion_s: float = 5.0            # seconds of motion the estimator collects
+    amplitude: float = 0.5           # rad: the revolute joints swing up to 1 rad meanwhile, so
+    #                                  that the link tilts enough for every COM coordinate
     frequency: float = 0.25
 
     def sim_parameters(self, appear_s=None):
