@@ -47,7 +47,8 @@ def test_identify_a_log_without_the_gripper_keeps_the_fingers_nominal(recording,
     summary = json.loads(capsys.readouterr().out)
     assert summary['held_joints'] == dict.fromkeys(FINGERS, 0.03)
     assert not set(FINGERS) & set(summary['moving_joints'])
-    node = yaml.safe_load(params.read_text())['rnea']['ros__parameters']
+    document = yaml.safe_load(params.read_text())
+    node = next(iter(document.values()))['ros__parameters']      # '/**' or the node's name
     nominal = RobotModel.from_urdf_file(rec.urdf, friction_from_urdf=True)
     for j in FINGERS:
         k = node['friction_joints'].index(j)

@@ -374,7 +374,8 @@ class Conditioner:
 
     def _estimate(self, t, X):
         """Return (cutoffs, floors) of the joints from the first rows (module doc, step 3)."""
-        segment = self._resample(t, X, 0, None)[0]
+        runs = self._resample(t, X, 0, None)[1]
+        segment = max(runs, key=lambda run: len(run[1])) if runs else None    # the longest
         if segment is None:
             raise ValueError('the recording has no stretch without gaps to estimate its noise '
                              'band; give --cutoff')
