@@ -41,14 +41,15 @@ DEFAULT_SEED = 1
 
 def run_demo(folder, urdf_file=None, duration=10.0, lock_step=True, domain_id=None,
              plots=True, log=print, seed=DEFAULT_SEED, excitation_duration=30.0,
-             gravity_duration=None, excitation_file=None, scenes=True):
+             gravity_duration=None, excitation_file=None, scenes=True, identify_friction=None):
     """Run the story (nominal, excitation, identify, identified, scenes); return the summary.
 
     ``duration``: simulated seconds of each tracking run (``gravity_duration``, default the
     same, of each gravity-compensation run); ``excitation_duration``: of the excitation that
     ``rnea-ros excite`` designs, unless ``excitation_file`` gives one; ``scenes``: run the push
-    and grasp scenes (:mod:`rnea_ros.demo.scene_runs`) after identification. The summary is
-    also written as summary.json.
+    and grasp scenes (:mod:`rnea_ros.demo.scene_runs`) after identification;
+    ``identify_friction``: identify's ``--friction`` (None: its default). The summary is also
+    written as summary.json.
     """
     folder = os.path.abspath(folder)
     os.makedirs(folder, exist_ok=True)
@@ -97,7 +98,8 @@ def run_demo(folder, urdf_file=None, duration=10.0, lock_step=True, domain_id=No
                                          os.path.join(bags, 'validation'))
         log('identifying: rnea-ros identify {} --validate {} ...'.format(training, validation))
         urdf, parameters, report = story.identify(folder, scenario.urdf_file, [training],
-                                                  validation, runner.env)
+                                                  validation, runner.env,
+                                                  friction=identify_friction)
         identified = dict(parameters, urdf_file=urdf)
         run(Phase('identified_gravity', 'gravity_compensation', gravity_duration, sim=truth,
                   rnea=identified))
@@ -117,6 +119,7 @@ def run_demo(folder, urdf_file=None, duration=10.0, lock_step=True, domain_id=No
                        'bag': training, 'designed': design_s is not None,
                        'design_wall_s': design_s},
         'identification': {'urdf': urdf, 'parameters': parameters, 'validation_bag': validation,
+                           'friction': identify_friction or 'default',
                            'report': report},
         'domain_id': domain_id, 'duration_s': duration, 'gravity_duration_s': gravity_duration,
     })
@@ -156,6 +159,10 @@ def parse_arguments(argv):
                         metavar='YAML', help='play this excitation trajectory instead of '
                         'designing one with rnea-ros excite (e.g. '
                         'config/demo_excitation_panda.yaml)')
+    parser.add_argument('--identify-friction', default=None,
+                        choices=('auto', 'coulomb', 'asymmetric', 'tanh'),
+                        help='friction model rnea-ros identify fits (its --friction; default: '
+                        'its own default, auto)')
     parser.add_argument('--no-scenes', dest='scenes', action='store_false',
                         help='stop after identification (no push and grasp scenes)')
     parser.add_argument('--seed', type=int, default=DEFAULT_SEED,
@@ -179,7 +186,8 @@ def main(argv=None):
         summary = run_demo(args.out, args.urdf, args.duration, args.lock_step, args.domain_id,
                            seed=args.seed, excitation_duration=args.excitation_duration,
                            gravity_duration=args.gravity_duration,
-                           excitation_file=args.excitation, scenes=args.scenes)
+                           excitation_file=args.excitation, scenes=args.scenes,
+                           identify_friction=args.identify_friction)
     except (PhaseFailed, story.StoryFailed, ValueError) as error:
         print('demo failed: {}'.format(error), file=sys.stderr)
         return 1

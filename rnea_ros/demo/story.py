@@ -95,14 +95,18 @@ def record_to_bag(record, path, start=0.0):
     return path
 
 
-def identify(folder, nominal_urdf, bags, validation_bag, env, timeout=600):
-    """Run ``rnea-ros identify``; return (identified URDF file, node parameters, report)."""
+def identify(folder, nominal_urdf, bags, validation_bag, env, timeout=600, friction=None):
+    """Run ``rnea-ros identify``; return (identified URDF file, node parameters, report).
+
+    ``friction``: identify's ``--friction`` model (None: its default, chosen by held-out error).
+    """
     out = os.path.join(folder, 'identification')
     urdf = os.path.join(out, 'identified.urdf')
     params = os.path.join(out, 'identified_params.yaml')
     stdout = _run_cli(['identify'] + list(bags) + [
         '--urdf', nominal_urdf, '--out', urdf, '--params-out', params,
-        '--validate', validation_bag, '--report', os.path.join(out, 'report'), '--json'],
+        '--validate', validation_bag, '--report', os.path.join(out, 'report'), '--json'] +
+        (['--friction', friction] if friction else []),
         os.path.join(folder, 'logs', 'identify.log'), env, timeout)
     try:
         report = json.loads(stdout)
