@@ -75,6 +75,9 @@ def test_text_report_names_condition_and_residuals(bags, tmp_path, capsys):
     assert code == 0
     assert 'condition number of the base regressor' in out
     assert 'residual RMS on training data' in out and 'panda_joint7' in out
+    # Ia1 is identifiable only with ZZ1 (and YY2): flagged, the sum printed
+    assert '(Ia: see note)' in out and 'Ia[panda_joint1] is identifiable' in out
+    assert 'friction models, RMS error on held-out blocks' in out and '\n* ' in out
 
 
 @pytest.mark.parametrize('kind, message', [
