@@ -11,18 +11,24 @@
    same cutoffs serve every bag, training and validation; ``--cutoff HZ`` or ``--window N``
    (Savitzky-Golay) override the estimate.  Model joints the recording lacks are held at 0
    or at ``--fixed joint=value`` (their parameters keep the nominal values);
-2. identifies the base parameters by weighted least squares, then a physically consistent
-   full set with friction and rotor inertia (:mod:`rnea_ros.analysis.identification`);
+2. identifies the base parameters by weighted least squares with the nominal values as a
+   prior (weakly excited directions keep them, and are named), for each candidate friction
+   model (``--friction``, default ``auto``: chosen by held-out prediction error), then a
+   physically consistent full set with friction, offsets and rotor inertia
+   (:mod:`rnea_ros.analysis.identification`);
 3. writes IDENTIFIED.urdf (:func:`rnea_ros.analysis.output.identified_urdf`) and PARAMS.yaml
-   (node parameters ``friction_joints``, ``friction_viscous``, ``friction_coulomb``,
-   ``armature`` for ``params_file:=``), each to a temporary file renamed into place, and only
-   after everything succeeded;
+   (under ``/**``: the node's friction, offset and armature parameters and the friction law,
+   :func:`rnea_ros.analysis.output.node_parameters`, for ``params_file:=``), each to a
+   temporary file renamed into place, and only after everything succeeded;
 4. reports the residual RMS per joint with the nominal and identified models, on the training
-   data and on ``--validate`` data, the condition number and the base parameters with %sigma
-   (text, or ``--json``; plots into ``--report DIR``).
+   data and on ``--validate`` data, the friction models' held-out errors, the condition number,
+   the joint terms (an Ia only identifiable in a sum with link inertias flagged) and the base
+   parameters with %sigma and the share the data decided (text, or ``--json``; plots into
+   ``--report DIR``).
 
 The nominal model includes the URDF's ``<dynamics damping friction>``.  Bad input (no efforts,
-too few samples, data that excites no joint) ends with a message and exit status 2.
+too few samples, data that excites no joint) ends with a message and exit status 2; weakly
+excited data is identified with a warning.
 
 ``rnea-ros excite --urdf U --duration 30 --out traj.yaml [--joints ...] [--seed N]`` designs an
 excitation trajectory (:mod:`rnea_ros.analysis.excitation`).
@@ -342,8 +348,8 @@ def plot(model, result, x_nom, data, out_dir, label):
 
 def run_identify(args):
     """Run ``rnea-ros identify``; return the exit code."""
-    from rnea_ros.analysis.blas import single_threaded_blas
-    with single_threaded_blas():
+    from rnea_ros.analysis.blas import single_threaded
+    with single_threaded():
         return _run_identify(args)
 
 
