@@ -2,6 +2,9 @@
 
 - numba's dispatcher cost per array argument: trivial kernels (compiled like rnea_ros's, no
   reference-counting runtime) taking 1 to 6 arrays; the slope of the per-call time;
+- the call path of an ur5 ``inverse_dynamics`` call: its RNEA kernel called through numba's
+  dispatcher and through its compiled entry point (``core.checks.entry_point``, what the plain
+  call uses), ``numpy.empty`` of the result, and the rest (the Python wrapper and its checks);
 - the cost of releasing and retaking the GIL: the 6-array kernel with and without ``nogil``;
 - the wake-up of numba's worker threads: ``inverse_dynamics_batch`` (ur5, 128 rows = 2 blocks)
   right after another batch, and after 0.1 s idle (the workers have gone to sleep);
@@ -33,6 +36,8 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, 'test'))
 
 from rnea_ros import inverse_dynamics, inverse_dynamics_batch, RobotModel  # noqa: E402
+from rnea_ros.core import kernels  # noqa: E402
+from rnea_ros.core.checks import entry_point  # noqa: E402
 from robots import random_state, urdf_path  # noqa: E402
 
 _VEC = types.Array(types.float64, 1, 'C')
@@ -96,6 +101,27 @@ def dispatcher_and_gil(repeats, calls=20000):
     return slope * 1e9, gil * 1e9, min(t_id) * 1e9
 
 
+def call_path(repeats, calls=2000):
+    """Return ns per call of the parts of an ur5 inverse_dynamics call (see the module doc).
+
+    Small blocks, many of them (each repeat times every part ten times), best block kept: a
+    machine shared with other jobs only ever adds time.
+    """
+    model = RobotModel.from_urdf_file(urdf_path('ur5'))
+    q, qd, qdd = random_state(model, np.random.default_rng(0))
+    out = np.empty(model.nv)
+    km, buf = model.kernel_model, model.default_workspace.buffer
+    parts = {'call': (inverse_dynamics, (model, q, qd, qdd)),
+             'dispatcher': (kernels.rnea, (km, buf, q, qd, qdd, out)),
+             'entry': (entry_point(kernels.rnea), (km, buf, q, qd, qdd, out)),
+             'empty': (np.empty, (model.nv,))}
+    best = dict.fromkeys(parts, float('inf'))
+    for _ in range(repeats * 10):
+        for name, (fn, args) in parts.items():
+            best[name] = min(best[name], per_call(fn, args, calls))
+    return {name: t * 1e9 for name, t in best.items()}
+
+
 def batch_wake_up(repeats, rows=128, idle=0.1):
     """Return (ms per batch right after another, ms after idle) on ur5."""
     model = RobotModel.from_urdf_file(urdf_path('ur5'))
@@ -140,6 +166,7 @@ def main():
     parser.add_argument('--imports', type=int, default=3)
     args = parser.parse_args()
     per_arg, gil, call = dispatcher_and_gil(args.repeats)
+    path = call_path(args.repeats)
     hot, cold = batch_wake_up(args.repeats)
     first, cached = import_times(args.imports)
     print(f'numba {numba.__version__}, {numba.get_num_threads()} threads, threading layer '
@@ -149,8 +176,17 @@ def main():
     print('|---|---|---|')
     print(f'| numba dispatcher, per array argument | {per_arg:.0f} ns | '
           f'{per_arg / call:.3f} of an ur5 `inverse_dynamics` call ({call:.0f} ns) |')
+    c = path['call']
+    print(f'| ur5 `inverse_dynamics`, plain call (small blocks) | {c:.0f} ns | |')
+    print(f'| its RNEA kernel through numba\'s dispatcher | {path["dispatcher"]:.0f} ns | '
+          f'{path["dispatcher"] / c:.2f} of that call |')
+    print(f'| the same kernel through its entry point (what the call uses) | '
+          f'{path["entry"]:.0f} ns | {path["entry"] / c:.2f} of that call |')
+    print(f'| `numpy.empty(nv)` for tau | {path["empty"]:.0f} ns | {path["empty"] / c:.2f} |')
+    rest = c - path['entry'] - path['empty']
+    print(f'| the rest: Python wrapper and its checks | {rest:.0f} ns | {rest / c:.2f} |')
     print(f'| releasing and retaking the GIL (`nogil`) | {gil:.0f} ns | '
-          f'{gil / call:.3f} of that call |')
+          f'{gil / call:.3f} of an ur5 call ({call:.0f} ns) |')
     print(f'| batch wake-up (ur5, 128 rows after 0.1 s idle minus right after a batch) | '
           f'{cold - hot:.2f} ms | {cold:.2f} ms vs {hot:.2f} ms |')
     print(f'| first `import rnea_ros` (empty numba cache: compiles) | {first:.1f} s | '

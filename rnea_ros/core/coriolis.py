@@ -14,12 +14,13 @@ is constant in H).
 import numpy as np
 
 from rnea_ros.core import kernels
-from rnea_ros.core.checks import (check_quaternion, finite_vector, raise_status, vector,
-                                  workspace)
+from rnea_ros.core.checks import (check_quaternion, entry_point, F8, finite_vector,
+                                  raise_status, vector, workspace)
 from rnea_ros.core.layout import STATUS_OVERFLOW
 
 _empty = np.empty
 _kernel = kernels.coriolis
+_entry = entry_point(_kernel)
 
 
 def coriolis_matrix(model, q, qd, ws=None):
@@ -28,14 +29,15 @@ def coriolis_matrix(model, q, qd, ws=None):
     ValueError when q or qd has the wrong length or a non-finite entry (or a floating-base
     quaternion of zero norm).
     """
-    try:       # the plain call: kernel at once (it checks q, qd); else the checked call below
-        buffer = model.default_workspace.buffer if ws is None else \
-            ws.buffer if ws.nbodies == model.nbodies else None
-        nv = model.nv
-        C = _empty((nv, nv))
-        if _kernel(model.kernel_model, buffer, q, qd, C) == 0:
-            return C
-    except (AttributeError, TypeError, ValueError):
+    try:       # 1-D float64 q, qd: the kernel's entry point at once (checks.entry_point)
+        if q.dtype is F8 and qd.dtype is F8 and q.ndim == 1 and qd.ndim == 1:
+            buffer = model.default_workspace.buffer if ws is None else \
+                ws.buffer if ws.nbodies == model.nbodies else None
+            nv = model.nv
+            C = _empty((nv, nv))
+            if _entry(model.kernel_model, buffer, q, qd, C) == 0:
+                return C
+    except (AttributeError, TypeError, ValueError):       # not arrays, not a model
         pass
     ws = workspace(model, ws)
     q = finite_vector(q, model.nq, 'q', model)

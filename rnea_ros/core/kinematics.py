@@ -23,8 +23,8 @@ The numba kernels are :mod:`rnea_ros.core.kernels.kinematics`; the numpy referen
 import numpy as np
 
 from rnea_ros.core import kernels
-from rnea_ros.core.checks import (check_quaternion, finite_vector, link_frame, raise_status,
-                                  workspace)
+from rnea_ros.core.checks import (check_quaternion, entry_point, F8, finite_vector, link_frame,
+                                  raise_status, workspace)
 from rnea_ros.core.layout import STATUS_OVERFLOW
 
 REFERENCES = ('LOCAL', 'WORLD', 'LOCAL_WORLD_ALIGNED')
@@ -32,6 +32,8 @@ _CODE = {name: code for code, name in enumerate(REFERENCES)}   # the kernel's LO
 _empty = np.empty
 _placement_kernel = kernels.frame_placement
 _jacobian_kernel = kernels.frame_jacobian
+_placement_entry = entry_point(_placement_kernel)
+_jacobian_entry = entry_point(_jacobian_kernel)
 
 
 def link_frames(model):
@@ -53,12 +55,15 @@ def link_frames(model):
 
 
 def _run(kernel, model, q, link, ws, out, *extra):
-    """Run the checked call: convert and check every input, run the kernel, raise on a status."""
-    ws = workspace(model, ws)
+    """Run the checked call: convert and check every input, run the kernel, raise on a status.
+
+    ``ws`` is checked to be the model's like everywhere, though the kernels need none.
+    """
+    workspace(model, ws)
     q = finite_vector(q, model.nq, 'q', model)
     check_quaternion(model, q)
     link_frame(model, link)
-    status = kernel(model.kernel_model, ws.buffer, link_frames(model)[link], q, out, *extra)
+    status = kernel(model.kernel_model, link_frames(model)[link], q, out, *extra)
     if status == STATUS_OVERFLOW:
         raise ValueError(f"the placement of link '{link}' overflows for robot "
                          f"'{model.name}': q too large")
@@ -71,15 +76,15 @@ def frame_placement(model, q, link, ws=None):
     """Return the 4x4 transform of ``link``'s frame in the root (world) frame at q.
 
     ValueError for an unknown link, a q of the wrong length or with a non-finite entry, or a
-    floating-base quaternion of zero norm.
+    floating-base quaternion of zero norm.  ``ws`` (a Workspace of the model) is accepted as by
+    the other algorithms; the kinematics need none.
     """
-    try:       # the plain call: kernel at once (it checks q); anything else: the checked call
-        buffer = model.default_workspace.buffer if ws is None else \
-            ws.buffer if ws.nbodies == model.nbodies else None
-        M = _empty((4, 4))
-        if _placement_kernel(model.kernel_model, buffer, model._link_frames[link], q, M) == 0:
-            return M
-    except (AttributeError, KeyError, TypeError, ValueError):
+    try:       # a 1-D float64 q: the kernel's entry point at once (see checks.entry_point)
+        if ws is None and q.dtype is F8 and q.ndim == 1:
+            M = _empty((4, 4))
+            if _placement_entry(model.kernel_model, model._link_frames[link], q, M) == 0:
+                return M
+    except (AttributeError, KeyError, TypeError, ValueError):   # first call, bad input
         pass
     return _run(_placement_kernel, model, q, link, ws, _empty((4, 4)))
 
@@ -91,12 +96,11 @@ def frame_jacobian(model, q, link, reference='LOCAL', ws=None):
     ``getFrameJacobian``.  ValueError for an unknown link or reference and for a bad q.
     """
     try:
-        buffer = model.default_workspace.buffer if ws is None else \
-            ws.buffer if ws.nbodies == model.nbodies else None
-        J = _empty((6, model.nv))
-        if _jacobian_kernel(model.kernel_model, buffer, model._link_frames[link], q, J,
-                            _CODE[reference]) == 0:
-            return J
+        if ws is None and q.dtype is F8 and q.ndim == 1:
+            J = _empty((6, model.nv))
+            if _jacobian_entry(model.kernel_model, model._link_frames[link], q, J,
+                               _CODE[reference]) == 0:
+                return J
     except (AttributeError, KeyError, TypeError, ValueError):
         pass
     if reference not in _CODE:

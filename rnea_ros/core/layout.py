@@ -50,6 +50,7 @@ STATUS_LEN_Q = 5             # q, qd, qdd (or tau): wrong length
 STATUS_LEN_QD = 6
 STATUS_LEN_QDD = 7
 STATUS_OVERFLOW = 8          # finite inputs, non-finite result (magnitudes too large)
+STATUS_STRIDED = 9           # a state vector is not contiguous (direct kernel calls only)
 STATUS_SINGULAR = 100        # + body index: d_i is not positive (massless subtree, no armature)
 
 

@@ -1,32 +1,74 @@
 """Keep numba's on-disk cache of the kernels honest across the kernel modules (imported first).
 
-numba invalidates a cached kernel when the file that *defines* it changes, not when a helper it
-inlines from another file changes (numba issue #1833; "cache" in numba's jit documentation).
-The entry kernels live in ``rnea.py`` and ``aba.py`` and inline helpers and constants from
-``jit.py``, ``body.py``, ``../layout.py`` and ``../joints.py``: when one of those is newer than
-an entry file, the entry file's modification time is bumped so that numba recompiles instead of
-loading a stale kernel.  Best effort: a read-only install (where sources do not change) is left
-alone.
+numba keys a cached kernel on the file that *defines* it (its content hash since numba 0.6x,
+its modification time before), not on the helpers it inlines from other files (numba issue
+#1833; "cache" in numba's jit documentation).  The kernels inline helpers and constants across
+``jit.py``, ``body.py``, ``rnea.py``, ``../layout.py`` and ``../joints.py``: a kernel loaded
+from the cache after a helper changed would run the old helper (an old input check, an old
+workspace layout).  So at import this module hashes every source the kernels are built from
+and, when the hash differs from the one recorded in the cache directory, removes the kernels'
+cache files there (numba recompiles and rewrites them) and records the new hash.  Best effort:
+an unwritable cache is left alone (the sources of an installed package do not change).
 """
 
+import glob
+import hashlib
 import os
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_HELPERS = ('jit.py', 'body.py', os.path.join('..', 'layout.py'), os.path.join('..', 'joints.py'),
-            'rnea.py')            # rnea.py's forward pass is inlined into regressor.py
-_ENTRIES = ('rnea.py', 'aba.py', 'regressor.py')
+_SOURCES = ('jit.py', 'body.py', 'rnea.py', 'aba.py', 'regressor.py', 'coriolis.py',
+            'kinematics.py', 'vectors.py', 'observer.py', os.path.join('..', 'layout.py'),
+            os.path.join('..', 'joints.py'))
+_STAMP = 'rnea_ros_kernel_sources.sha256'
+
+
+def sources_digest():
+    """Return the SHA-256 of every source file the kernels are compiled from."""
+    digest = hashlib.sha256()
+    for name in _SOURCES:
+        with open(os.path.join(_HERE, name), 'rb') as f:
+            digest.update(f.read())
+    return digest.hexdigest()
+
+
+def cache_dirs():
+    """Return the directories where numba may keep these kernels' cache files."""
+    dirs = [os.path.join(_HERE, '__pycache__')]
+    from numba.core import config
+    if config.CACHE_DIR:                    # NUMBA_CACHE_DIR: numba's per-directory subpath
+        try:
+            from numba.core.caching import _CacheLocator
+            sub = _CacheLocator.get_suitable_cache_subpath(__file__)
+        except (ImportError, AttributeError):
+            sub = '_'.join([os.path.basename(_HERE),
+                            hashlib.sha1(_HERE.encode()).hexdigest()])
+        dirs.append(os.path.join(config.CACHE_DIR, sub))
+    return dirs
 
 
 def refresh():
-    """Bump the entry files' modification time when a helper file is newer."""
+    """Remove the kernels' cache files where they were compiled from other sources."""
     try:
-        newest = max(os.stat(os.path.join(_HERE, name)).st_mtime for name in _HELPERS)
-        for name in _ENTRIES:
-            path = os.path.join(_HERE, name)
-            if os.stat(path).st_mtime < newest:
-                os.utime(path)
+        digest = sources_digest()
     except OSError:
-        pass
+        return
+    for directory in cache_dirs():
+        stamp = os.path.join(directory, _STAMP)
+        try:
+            with open(stamp) as f:
+                if f.read().strip() == digest:
+                    continue
+        except OSError:
+            pass
+        if not os.path.isdir(directory):
+            continue
+        try:
+            for path in glob.glob(os.path.join(directory, '*.nb[ic]')):
+                os.remove(path)
+            with open(stamp, 'w') as f:
+                f.write(digest + '\n')
+        except OSError:
+            pass
 
 
 refresh()

@@ -134,3 +134,63 @@ def add_force_to_parent(ws, b, f0, f1, f2, n0, n1, n2, out, lam, col):
     out[lam, col + 3] += ws[b, 0] * n0 + ws[b, 1] * n1 + ws[b, 2] * n2 + py * gz - pz * gy
     out[lam, col + 4] += ws[b, 3] * n0 + ws[b, 4] * n1 + ws[b, 5] * n2 + pz * gx - px * gz
     out[lam, col + 5] += ws[b, 6] * n0 + ws[b, 7] * n1 + ws[b, 8] * n2 + px * gy - py * gx
+
+
+@numba.njit(**INLINE)
+def joint_transform(ints, reals, q, b):
+    """Return body b's (R = parent_R_body row major, p) as 12 scalars (as joint_placement).
+
+    The same transform as :func:`joint_placement`, kept in registers (the kinematics kernels
+    walk one chain and need no workspace).
+    """
+    kind = ints[b, KIND]
+    iq = ints[b, IQ]
+    if kind == FREE_FLYER:
+        x, y, z, s = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+        n = np.sqrt(x * x + y * y + z * z + s * s)
+        x, y, z, s = x / n, y / n, z / n, s / n
+        return (1 - 2 * (y * y + z * z), 2 * (x * y - z * s), 2 * (x * z + y * s),
+                2 * (x * y + z * s), 1 - 2 * (x * x + z * z), 2 * (y * z - x * s),
+                2 * (x * z - y * s), 2 * (y * z + x * s), 1 - 2 * (x * x + y * y),
+                q[iq], q[iq + 1], q[iq + 2])
+    t00, t01, t02 = reals[b, R_T], reals[b, R_T + 1], reals[b, R_T + 2]
+    t10, t11, t12 = reals[b, R_T + 3], reals[b, R_T + 4], reals[b, R_T + 5]
+    t20, t21, t22 = reals[b, R_T + 6], reals[b, R_T + 7], reals[b, R_T + 8]
+    px, py, pz = reals[b, P_T], reals[b, P_T + 1], reals[b, P_T + 2]
+    ux, uy, uz = reals[b, AXIS], reals[b, AXIS + 1], reals[b, AXIS + 2]
+    if kind != REVOLUTE:          # prismatic: R = R_T, p = p_T + d R_T u
+        d = q[iq]
+        return (t00, t01, t02, t10, t11, t12, t20, t21, t22,
+                px + d * (t00 * ux + t01 * uy + t02 * uz),
+                py + d * (t10 * ux + t11 * uy + t12 * uz),
+                pz + d * (t20 * ux + t21 * uy + t22 * uz))
+    c = np.cos(q[iq])
+    s = np.sin(q[iq])
+    code = ints[b, AXIS_CODE]
+    if code != GENERAL_AXIS:
+        # Rotation about +-e_k: columns i, j of R_T turn in their plane, column k stays.
+        if code >= 3:
+            s = -s
+        k = code % 3
+        if k == 0:
+            return (t00, c * t01 + s * t02, c * t02 - s * t01,
+                    t10, c * t11 + s * t12, c * t12 - s * t11,
+                    t20, c * t21 + s * t22, c * t22 - s * t21, px, py, pz)
+        if k == 1:
+            return (c * t00 - s * t02, t01, c * t02 + s * t00,
+                    c * t10 - s * t12, t11, c * t12 + s * t10,
+                    c * t20 - s * t22, t21, c * t22 + s * t20, px, py, pz)
+        return (c * t00 + s * t01, c * t01 - s * t00, t02,
+                c * t10 + s * t11, c * t11 - s * t10, t12,
+                c * t20 + s * t21, c * t21 - s * t20, t22, px, py, pz)
+    t = 1.0 - c
+    j00, j01, j02 = c + t * ux * ux, t * ux * uy - s * uz, t * ux * uz + s * uy
+    j10, j11, j12 = t * ux * uy + s * uz, c + t * uy * uy, t * uy * uz - s * ux
+    j20, j21, j22 = t * ux * uz - s * uy, t * uy * uz + s * ux, c + t * uz * uz
+    return (t00 * j00 + t01 * j10 + t02 * j20, t00 * j01 + t01 * j11 + t02 * j21,
+            t00 * j02 + t01 * j12 + t02 * j22,
+            t10 * j00 + t11 * j10 + t12 * j20, t10 * j01 + t11 * j11 + t12 * j21,
+            t10 * j02 + t11 * j12 + t12 * j22,
+            t20 * j00 + t21 * j10 + t22 * j20, t20 * j01 + t21 * j11 + t22 * j21,
+            t20 * j02 + t21 * j12 + t22 * j22,
+            px, py, pz)

@@ -8,12 +8,14 @@ and workspace tables out of their two flat arrays with :func:`model_tables` and
 import numba
 from numba import types
 from numba.core import options as numba_options
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
 import numpy as np
 
 from rnea_ros.core.joints import FREE_FLYER
 from rnea_ros.core.layout import (B_N, D_N, K_N, KIND, NINT, NREAL, STATUS_BAD_Q, STATUS_BAD_QD,
                                   STATUS_BAD_QDD, STATUS_BAD_QUATERNION, STATUS_LEN_Q,
-                                  STATUS_LEN_QD, STATUS_LEN_QDD, STATUS_OK, W_N)
+                                  STATUS_LEN_QD, STATUS_LEN_QDD, STATUS_OK, STATUS_STRIDED, W_N)
 
 # Kernels never allocate, so they are compiled without numba's reference-counted runtime (NRT):
 # with it, every array handed to a kernel or a helper costs an atomic increment and decrement,
@@ -41,20 +43,53 @@ MAT = types.Array(types.float64, 2, 'C')
 STATUS_MATRIX = types.Array(types.int64, 2, 'C')
 
 
+@intrinsic
+def _matrix_view(typingctx, vec, start, nrows, ncols, like):
+    """Return vec[start:start + nrows * ncols] as a C-contiguous (nrows, ncols) view.
+
+    The items are read as ``like``'s dtype (float64 or int64, same size).  Built in place: a
+    reshape costs numba a runtime call (numba_attempt_nocopy_reshape, ~12 ns each, four per
+    kernel call); the callers check that the rows fit (:func:`check_fits`).
+    """
+    ret = types.Array(like, 2, 'C')
+
+    def codegen(context, builder, sig, args):
+        src = make_array(sig.args[0])(context, builder, args[0])
+        dst = make_array(ret)(context, builder)
+        first, rows, cols = (context.cast(builder, a, t, types.intp)
+                             for a, t in zip(args[1:4], sig.args[1:4]))
+        data = builder.bitcast(builder.gep(src.data, [first]),
+                               context.get_data_type(ret.dtype).as_pointer())
+        itemsize = context.get_constant(types.intp, 8)
+        populate_array(dst, data=data, shape=[rows, cols],
+                       strides=[builder.mul(cols, itemsize), itemsize],
+                       itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
+        return dst._getvalue()
+    return ret(vec, start, nrows, ncols, like), codegen
+
+
+@numba.njit(**INLINE)
+def check_fits(vec, n):
+    """Raise ValueError unless vec holds at least n items (the tables cut from it fit)."""
+    if vec.shape[0] < n:
+        raise ValueError('a kernel table does not fit in its array')
+
+
 @numba.njit(**INLINE)
 def model_tables(model):
     """Return the views (ints, reals) of RobotModel.kernel_model: reals, then ints (bit copies)."""
     nb = model.shape[0] // (NREAL + NINT)
-    reals = model[:nb * NREAL].reshape((nb, NREAL))
-    ints = model[nb * NREAL:].view(np.int64).reshape((nb, NINT))
+    reals = _matrix_view(model, 0, nb, NREAL, 0.0)
+    ints = _matrix_view(model, nb * NREAL, nb, NINT, np.int64(0))
     return ints, reals
 
 
 @numba.njit(**INLINE)
 def workspace_tables(buffer, nb):
     """Return the views (ws, wa) of a Workspace.buffer: RNEA rows, then ABA rows."""
-    ws = buffer[:(nb + 1) * W_N].reshape((nb + 1, W_N))
-    wa = buffer[(nb + 1) * W_N:(nb + 1) * W_N + (nb + 2) * B_N].reshape((nb + 2, B_N))
+    check_fits(buffer, (nb + 1) * W_N + (nb + 2) * B_N)
+    ws = _matrix_view(buffer, 0, nb + 1, W_N, 0.0)
+    wa = _matrix_view(buffer, (nb + 1) * W_N, nb + 2, B_N, 0.0)
     return ws, wa
 
 
@@ -62,9 +97,9 @@ def workspace_tables(buffer, nb):
 def kinematics_tables(buffer, nb):
     """Return the views (wk, wd) of a Workspace.buffer's kinematics rows: per body, per dof."""
     start = (nb + 1) * W_N + (nb + 2) * B_N
-    wk = buffer[start:start + nb * K_N].reshape((nb, K_N))
-    start += nb * K_N
-    wd = buffer[start:start + (nb + 6) * D_N].reshape((nb + 6, D_N))
+    check_fits(buffer, start + nb * K_N + (nb + 6) * D_N)
+    wk = _matrix_view(buffer, start, nb, K_N, 0.0)
+    wd = _matrix_view(buffer, start + nb * K_N, nb + 6, D_N, 0.0)
     return wk, wd
 
 
@@ -78,8 +113,21 @@ def all_finite(x):
 
 
 @numba.njit(**INLINE)
+def strided(x):
+    """Return True when the vector x is not contiguous.
+
+    The dispatcher only passes C-contiguous vectors; a kernel called through its compiled entry
+    point (:func:`rnea_ros.core.checks.entry_point`) may get any 1-D float64 array, and reads
+    nothing of it before this check.
+    """
+    return x.shape[0] > 1 and x.strides[0] != 8
+
+
+@numba.njit(**INLINE)
 def check_q(ints, q):
-    """Return a status code for a configuration alone: length, finiteness, quaternion."""
+    """Return a status code for a configuration alone: layout, length, finiteness, quaternion."""
+    if strided(q):
+        return STATUS_STRIDED
     nb = ints.shape[0]
     floating = nb > 0 and ints[0, KIND] == FREE_FLYER
     if q.shape[0] != nb + (6 if floating else 0):
@@ -95,11 +143,13 @@ def check_q(ints, q):
 
 @numba.njit(**INLINE)
 def check_state(ints, q, qd, qdd):
-    """Return a status code for the state: wrong lengths, non-finite entries, bad quaternion.
+    """Return a status code for the state: layout, lengths, non-finite entries, quaternion.
 
     A floating-base quaternion must have a norm that is neither ~0 nor so large that its square
     overflows (it is normalised in the kernels).
     """
+    if strided(q) or strided(qd) or strided(qdd):
+        return STATUS_STRIDED
     nb = ints.shape[0]
     floating = nb > 0 and ints[0, KIND] == FREE_FLYER
     if q.shape[0] != nb + (6 if floating else 0):
