@@ -6,7 +6,7 @@ from rnea_ros.demo import story
 TARGET_FACTOR = 10.0        # identified vs nominal: drift and tracking RMS at least 10x smaller
 CONTROLLED = ('nominal_gravity', 'nominal_tracking', 'excitation', 'identified_gravity',
               'identified_tracking')
-SCENES = ('push_identified', 'push_nominal', 'grasp_unknown', 'grasp_estimate',
+SCENES = ('push_identified', 'push_nominal', 'push_reaction', 'grasp_unknown', 'grasp_estimate',
           'grasp_committed')
 # Free-running figures mean something only when the simulator kept real time and applied fresh
 # commands; lock-step ones unless the simulator had to step without its command too often.

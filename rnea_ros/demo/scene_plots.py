@@ -1,4 +1,6 @@
 """Plots of the push and grasp scenes (matplotlib, Agg; no ROS)."""
+import textwrap
+
 import numpy as np
 from rnea_ros.demo import analysis
 from rnea_ros.demo.scenes import wrench_in_link
@@ -155,6 +157,8 @@ def plot_grasp(path, scenario, records, figures):
                       100 * figures['mass_relative_error'], 1e3 * figures['com_error_m'])]
     else:
         lines.append('no estimate: {}'.format(figures.get('message')))
+    if 'drift_ratio_committed' not in figures and figures.get('message'):
+        lines += textwrap.wrap('not committed: ' + figures['message'], 48)
     for key, text in (('drift_ratio_unknown', 'drift, payload unknown'),
                       ('drift_ratio_committed', 'drift, payload committed')):
         if key in figures:
