@@ -182,37 +182,6 @@ class DemoMonitor:
         finally:
             self.node.destroy_client(client)
 
-    def send_goal(self, action, type_name, goal=None, timeout=60.0, feedback=None):
-        """Send an action goal (type looked up by name); return its result message or None.
-
-        ``feedback(message)`` receives the feedback messages (progress). None when the action
-        server does not exist within 5 s, refuses the goal or does not finish in time.
-        """
-        from rclpy.action import ActionClient
-        from rosidl_runtime_py.set_message import set_message_fields
-        from rosidl_runtime_py.utilities import get_action
-        kind = get_action(type_name)
-        client = ActionClient(self.node, kind, action)
-        try:
-            if not client.wait_for_server(timeout_sec=5.0):
-                return None
-            message = kind.Goal()
-            if goal:
-                set_message_fields(message, goal)
-            sent = client.send_goal_async(
-                message, feedback_callback=(lambda m: feedback(m.feedback)) if feedback else None)
-            deadline = time.monotonic() + timeout
-            while not sent.done() and time.monotonic() < deadline:
-                time.sleep(0.01)
-            if not sent.done() or not sent.result().accepted:
-                return None
-            result = sent.result().get_result_async()
-            while not result.done() and time.monotonic() < deadline:
-                time.sleep(0.01)
-            return result.result().result if result.done() else None
-        finally:
-            client.destroy()
-
     def get_parameters(self, node, names, timeout=10.0):
         """Return {name: value} of a node's parameters (missing ones left out)."""
         from rclpy.parameter import parameter_value_to_python
