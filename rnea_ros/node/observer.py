@@ -107,6 +107,8 @@ class NodeObserver:
                 self.frame = ''
         self.wrench_out = wire.wrench_output(WrenchStamped, self.frame) if self.frame else None
         self.torques_out = wire.joint_state_output(JointState, model.joint_names)
+        self.torques_views = tuple(self.torques_out.views[k]
+                                   for k in ('position', 'velocity', 'effort'))
         self.peak, self.trough = np.zeros(model.njoints), np.zeros(model.njoints)
         self.status = 'waiting for efforts'
         self.reason = ''
@@ -219,8 +221,9 @@ class ObserverMixin:
         obs.fresh = False
         stamp = self._stamp
         t = stamp.sec + 1e-9 * stamp.nanosec
-        r = obs.observer.update(t if t > 0.0 else now, rt.q, rt.qd, obs.effort) \
-            if obs.effort is not None else None
+        if t <= 0.0:
+            t = now                     # stamps not set: the arrival time (steady clock)
+        r = obs.observer.update(t, rt.q, rt.qd, obs.effort) if obs.effort is not None else None
         if r is None:
             why = obs.effort_error if obs.effort is None else obs.observer.suspended
             if why != obs.reason:
@@ -238,10 +241,10 @@ class ObserverMixin:
         np.maximum(obs.peak, joints, out=obs.peak)          # largest |r| of the period
         np.minimum(obs.trough, joints, out=obs.trough)
         out = obs.torques_out
-        views = out.views
-        views['position'][:] = rt.q_j
-        views['velocity'][:] = rt.qd_j
-        views['effort'][:] = joints             # finite: the observer checked it
+        position, velocity, effort = obs.torques_views
+        position[:] = rt.q_j
+        velocity[:] = rt.qd_j
+        effort[:] = joints                      # finite: the observer checked it
         out.stamp(stamp)
         obs.torques_pub.publish(out.message())
         if obs.frame:
