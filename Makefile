@@ -68,7 +68,7 @@ test-jazzy: venv-jazzy
 	    -p no:cacheprovider $(JAZZY_TESTS)
 
 demo: venv
-	$(BIN)/python -m rnea_ros.sim.demo --out out/demo
+	$(BIN)/python -m rnea_ros.demo --out out/demo
 
 bench: venv
 	$(BIN)/python benchmarks/bench_inverse_dynamics.py

@@ -27,11 +27,19 @@ states after a future stamp (the node drops them by design before it follows the
 again, see ``StampCheck``), and with ``--soak``
 the RSS growth shows whether the node's memory stays bounded.
 
+Issue 22 check: ``--observer`` runs two rnea nodes all along, one with the momentum observer
+on (``observer_enabled``, collision thresholds, ``external_wrench_frame`` = the last link,
+subscribed by a sink process) and one with it off, and streams the same joint states (every
+joint, with efforts g(q) + a little noise, so the observer runs and no collision fires) to
+each in alternating blocks as ``--with-relay`` does; prints p99 with the observer against
+without (target <= 1.1x) and the drops (target <= 0.1 %).
+
 Usage: python benchmarks/bench_node.py [--rate 1000] [--duration 10] [--robot panda]
        [--urdf FILE] [--stream-joints 7] [--compare]
        python benchmarks/bench_node.py --rates 1000,2000 --robots panda,talos_reduced \
            --duration 60 --wrenches
        python benchmarks/bench_node.py --soak 600 --rate 1000 --robot panda --wrenches
+       python benchmarks/bench_node.py --observer --rate 1000 --duration 20 --robot panda
 """
 
 import argparse
@@ -109,13 +117,14 @@ def wrench_sink(joints):
     """Subscribe to every reaction-wrench topic (as rqt or a logger would); print 'ready'.
 
     Ready once every subscription sees the node's publisher, so that the node sends every
-    wrench before the measured window starts.
+    wrench before the measured window starts.  A name starting with '/' is a whole topic.
     """
     from rclpy.experimental import EventsExecutor
     rclpy.init()
     node = rclpy.create_node(f'wrench_sink_{random.randrange(1 << 30)}')
-    subs = [node.create_subscription(WrenchStamped, f'/rnea/reaction_wrenches/{joint}',
-                                     lambda msg: None, 100) for joint in joints]
+    subs = [node.create_subscription(
+        WrenchStamped, joint if joint.startswith('/') else f'/rnea/reaction_wrenches/{joint}',
+        lambda msg: None, 100) for joint in joints]
     executor = EventsExecutor()
     executor.add_node(node)
     announced = False
@@ -148,10 +157,12 @@ def wait_sink_ready(sink):
         raise RuntimeError('the wrench sink did not connect to the node')
 
 
-def start_node(urdf, executor, extra, domain):
+def start_node(urdf, executor, extra, domain, remap=()):
     """Start the rnea node (gravity compensation), or the relay, in its own process."""
     args = [sys.executable, '-m', 'rnea_ros.node', '--executor', executor, '--ros-args',
             '-p', f'urdf_file:={urdf}', '-p', 'mode:=gravity_compensation']
+    for item in remap:
+        args += ['-r', item]
     if executor in ('relay', 'relay beside'):
         args = [sys.executable, os.path.abspath(__file__), '--serve-relay',
                 '/rnea/' if executor == 'relay' else '/relay/']
@@ -163,11 +174,14 @@ def start_node(urdf, executor, extra, domain):
 class Driver:
     """Publishes joint states on time and records when each answer comes back."""
 
-    def __init__(self, context, model, stream_joints, hostile=False, relay=False):
+    def __init__(self, context, model, stream_joints, hostile=False, relay=False, targets=None,
+                 efforts=False):
         """Create the peer node, its publishers and its subscriptions.
 
         ``relay``: also drive a relay beside the node (on /relay/joint_states, answering on
         /relay/joint_efforts); :attr:`target` chooses which of the two the stream goes to.
+        ``targets``: {name: (joint-state topic, efforts topic)} instead (the first is the
+        default target).  ``efforts``: the joint states carry efforts (g(q) plus noise).
         """
         self.hostile = hostile
         self.sent = 0
@@ -178,13 +192,16 @@ class Driver:
         self.executor = self._executor(context)
         self.executor.add_node(self.node)
         self.pubs, self.subs, self.latencies = {}, {}, {}
-        for target, prefix in [('node', '/rnea/'), ('relay', '/relay/')][:2 if relay else 1]:
-            states = '/joint_states' if target == 'node' else prefix + 'joint_states'
+        if targets is None:
+            targets = {'node': ('/joint_states', '/rnea/joint_efforts')}
+            if relay:
+                targets['relay'] = ('/relay/joint_states', '/relay/joint_efforts')
+        for target, (states, answers) in targets.items():
             self.pubs[target] = self.node.create_publisher(JointState, states, 10)
             self.latencies[target] = {}
             self.subs[target] = self.node.create_subscription(
-                JointState, prefix + 'joint_efforts', self._answer(self.latencies[target]), 100)
-        self.target = 'node'
+                JointState, answers, self._answer(self.latencies[target]), 100)
+        self.target = next(iter(targets))
         self.node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diag, 10)
         names = list(model.joint_names)
         mimic = {m[0] for m in model.mimic}
@@ -194,6 +211,11 @@ class Driver:
         self.q = {n: float(np.clip(v, -3, 3)) for n, v in zip(names, mid)}
         self.msg = JointState(name=self.stream, position=[self.q[n] for n in self.stream],
                               velocity=[0.1] * len(self.stream))
+        self.effort = None
+        if efforts:
+            from rnea_ros import gravity_torques
+            self.effort = gravity_torques(model, np.array([self.q[n] for n in names]))
+            self.noise = np.random.default_rng(0).normal(0.0, 0.01, (1000, len(names)))
         self.compute_us = []
         self.recording = False
 
@@ -236,6 +258,8 @@ class Driver:
         """Publish one joint state stamped now; remember its stamp if recording."""
         now = time.time_ns()
         self.msg.header.stamp = Time(sec=now // 1_000_000_000, nanosec=now % 1_000_000_000)
+        if self.effort is not None:
+            self.msg.effort = (self.effort + self.noise[self.sent % 1000]).tolist()
         if self.unrecorded:
             self.unrecorded -= 1  # StampCheck: 2 messages follow the outlier before recovery
         elif record:
@@ -438,6 +462,75 @@ def measure_with_relay(urdf, model, args, context, domain):
     return rows
 
 
+def measure_observer(urdf, model, args, context, domain):
+    """Run two nodes, momentum observer on and off, in alternating blocks; return both rows.
+
+    As :func:`measure_with_relay`: both nodes run all along and see the same minutes of the
+    machine; the stream (every joint with efforts) goes to one at a time in blocks of
+    ``args.block`` s, in the order off, on, on, off, off, on...
+    """
+    last = model.body_links[-1]
+    observer = ['observer_enabled:=true', 'collision_thresholds:=[5.0]',
+                f'external_wrench_frame:={last}', 'collision_reaction:=float']
+    procs = [start_node(urdf, 'events', [], domain),
+             start_node(urdf, 'events', observer, domain,
+                        remap=['__node:=rnea_observer', 'joint_states:=/observer/joint_states'])]
+    targets = {'off': ('/joint_states', '/rnea/joint_efforts'),
+               'on': ('/observer/joint_states', '/rnea_observer/joint_efforts')}
+    driver = Driver(context, model, len(model.joint_names), targets=targets, efforts=True)
+    sink = start_wrench_sink(['/rnea_observer/external_wrench'], domain)  # as a user would
+    procs.append(sink)
+    busy = {'off': 0.0, 'on': 0.0}
+    try:
+        for target in busy:
+            driver.target = target
+            driver.wait_ready()
+        wait_sink_ready(sink)
+        for target in busy:
+            driver.target = target
+            driver.run(args.rate, min(1.0, args.duration), record=False)   # warm-up
+            driver.latency = {}
+        cpu0 = [cpu_seconds(p.pid) for p in procs[:2]]
+        blocks = max(1, int(round(args.duration / args.block)))
+        for i in range(blocks):
+            for target in ('off', 'on') if i % 2 == 0 else ('on', 'off'):
+                driver.target = target
+                busy[target] += driver.run(args.rate, args.duration / blocks, record=True,
+                                           drain=0.002)
+        driver.run(args.rate, 0.0, record=False)      # the last answers
+        cpu = [(cpu_seconds(p.pid) - c) / (busy['off'] + busy['on']) * 100.0
+               for p, c in zip(procs[:2], cpu0)]
+    finally:
+        driver.close()
+        for process in procs:
+            process.terminate()
+            process.wait(timeout=10)
+    rows = [dict(latency_figures(driver.latencies[target]), config=f'observer {target}',
+                 robot=model.name, rate=args.rate, blocks=blocks, node_cpu_pct=c)
+            for target, c in zip(('off', 'on'), cpu)]
+    return rows
+
+
+def print_observer(rows, args, model):
+    """Print the observer on/off comparison and the issue 22 verdict."""
+    print(f'\nrnea node with the momentum observer on and off: {model.name}, every joint '
+          f'streamed with efforts at {args.rate:.0f} Hz, {args.duration:.0f} s each in '
+          f'{rows[0]["blocks"]} alternating block pairs, {os.cpu_count()} CPUs, load average '
+          f'{os.getloadavg()[0]:.2f}\n')
+    head = ('node', 'sent', 'drops', 'p50 ms', 'p99 ms', 'max ms', 'node CPU % (of the run)')
+    print('| ' + ' | '.join(head) + ' |')
+    print('|' + '|'.join('---' for _ in head) + '|')
+    for r in rows:
+        print(f"| {r['config']} | {r['sent']} | {r['drops']} | {r['p50_ms']:.3f} | "
+              f"{r['p99_ms']:.3f} | {r['max_ms']:.3f} | {r['node_cpu_pct']:.0f} |")
+    off, on = rows
+    ratio = on['p99_ms'] / off['p99_ms']
+    drops = on['drops'] / max(on['sent'], 1)
+    verdict = 'met' if ratio <= 1.1 and drops <= 0.001 else 'NOT met'
+    print(f'\np99 with the observer {ratio:.2f}x without; drops with it {100 * drops:.3f} %: '
+          f'target (<= 1.1x, <= 0.1 %) {verdict}')
+
+
 def print_table(rows, args, model):
     """Print the figures as a markdown table."""
     print(f'\nrnea node latency: {model.name} ({args.stream_joints} joints streamed of '
@@ -535,7 +628,10 @@ def main():
                         help='sweep: run the trivial relay beside the node, the stream going '
                         'to each in alternating blocks, and compare p99')
     parser.add_argument('--block', type=float, default=2.0,
-                        help='--with-relay: seconds per block (default 2)')
+                        help='--with-relay, --observer: seconds per block (default 2)')
+    parser.add_argument('--observer', action='store_true',
+                        help='run two nodes, momentum observer on and off, in alternating '
+                        'blocks and compare p99 (issue 22)')
     parser.add_argument('--hostile', action='store_true',
                         help='mix bad messages (unknown names, NaN, duplicates, future stamps) '
                         'into the stream')
@@ -560,6 +656,12 @@ def main():
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=domain)
     names = list(CONFIGS) if args.compare else ['events']
+    if args.observer:
+        try:
+            rows = measure_observer(urdf, model, args, context, domain)
+        finally:
+            rclpy.shutdown(context=context)
+        return print_observer(rows, args, model)
     try:
         rows = [measure(name, urdf, model, args, context, domain, args.wrenches)
                 for name in names[:1 if args.soak else None]]

@@ -7,7 +7,7 @@ Starts mujoco_sim (the panda of example-robot-data when installed, else the ship
 non-trivial pose, 1 kHz, /joint_states + /clock stamped with simulated time, efforts from
 /effort_controller/commands), the rnea node (command_topic to the simulator) and, in
 computed_torque mode, reference_trajectory (a sinusoid on /rnea/reference). The scenario is
-built by rnea_ros.sim.sim_launch (unit-tested); `python -m rnea_ros.sim.demo` runs the same
+built by rnea_ros.sim.sim_launch (unit-tested); `python -m rnea_ros.demo` runs the same
 scenario and prints the figures.
 """
 

@@ -20,6 +20,8 @@ _EXPORTS = {
     'rnea_ros.core.frame_acceleration': ('frame_acceleration', 'frame_motion', 'frame_velocity'),
     'rnea_ros.core.kinematics': ('frame_jacobian', 'frame_placement'),
     'rnea_ros.core.model': ('RobotModel', 'Workspace'),
+    'rnea_ros.core.observer': ('MomentumObserver', 'CollisionDetector', 'external_wrench',
+                               'WrenchEstimator', 'observe_recording'),
     'rnea_ros.core.payload_estimation': ('PayloadEstimator', 'estimate_payload'),
     'rnea_ros.core.specs': ('JointSpec', 'LinkSpec'),
 }
@@ -31,7 +33,9 @@ __all__ = ['RobotModel', 'Workspace', 'LinkSpec', 'JointSpec', 'inverse_dynamics
            'coriolis_torques', 'coriolis_matrix', 'mass_matrix', 'forward_dynamics',
            'frame_placement', 'frame_jacobian', 'frame_velocity', 'frame_acceleration',
            'frame_motion',
-           'floating_base_inverse_dynamics', 'PayloadEstimator', 'estimate_payload']
+           'floating_base_inverse_dynamics', 'PayloadEstimator', 'estimate_payload',
+           'MomentumObserver', 'CollisionDetector', 'external_wrench', 'WrenchEstimator',
+           'observe_recording']
 
 
 def __getattr__(name):

@@ -6,16 +6,19 @@ analysis functions are checked on their own below.
 """
 import json
 import os
+import random
 
 import numpy as np
 import pytest
 
 from rnea_ros.analysis.analyze import read_joint_states
 from rnea_ros.analysis.excitation import FourierTrajectory
-from rnea_ros.sim import demo_analysis as analysis
-from rnea_ros.sim import demo_report
-from rnea_ros.sim.demo import run_demo
-from rnea_ros.sim.demo_story import record_to_bag
+from rnea_ros.demo import analysis
+from rnea_ros.demo import report as demo_report
+from rnea_ros.demo import scene_runs, scenes
+from rnea_ros.demo.processes import DemoMonitor, Phase, ProcessRunner, run_phase
+from rnea_ros.demo.runner import run_demo
+from rnea_ros.demo.story import record_to_bag
 from rnea_ros.sim.sim_launch import DemoScenario
 from rnea_ros.sim.trajectories import ReferenceProfile
 
@@ -52,7 +55,8 @@ def demo(tmp_path_factory):
     """Run the story in lock-step: 2 s gravity, 4 s tracking, 10 s excitation."""
     folder = str(tmp_path_factory.mktemp('demo'))
     summary = run_demo(folder, duration=TRACKING_S, gravity_duration=GRAVITY_S,
-                       excitation_file=excitation_file(folder), log=lambda *_: None)
+                       excitation_file=excitation_file(folder), log=lambda *_: None,
+                       scenes=False)
     return summary, folder
 
 
@@ -204,3 +208,31 @@ def test_unit_labels():
     """Prismatic joints are reported in mm, the others in mrad."""
     assert analysis.unit_labels(['revolute', 'prismatic', 'continuous']) == \
         ['mrad', 'mm', 'mrad']
+
+
+def test_push_scene_with_real_processes_reads_the_node_observer(tmp_path):
+    """Simulator, rnea node (observer on) and reference as processes: the push is felt.
+
+    The node runs the simulator's own URDF (no model error), so the node's
+    ``~/external_torques``, ``~/external_wrench`` and ``~/collision``, recorded by the demo,
+    meet the push targets against the simulator's ground truth.
+    """
+    folder = str(tmp_path)
+    scenario = DemoScenario()
+    push = scenes.PushScene('panda_link7', start=1.0, run_s=1.6)
+    runner = ProcessRunner(folder, random.randint(40, 99))
+    monitor = DemoMonitor(int(runner.env['ROS_DOMAIN_ID']))
+    phase = Phase('push', 'computed_torque', push.run_s, sim=push.sim_parameters(),
+                  rnea=scene_runs.observer_parameters(push, 'off'),
+                  reference={'frequency': [push.frequency]}, topics=scene_runs.OBSERVER_TOPICS)
+    try:
+        record, _ = run_phase(runner, scenario, phase, True, folder, monitor)
+    finally:
+        runner.stop_all()
+        monitor.close()
+    joints = scenario.joint_names
+    estimate = scene_runs.estimate_from_topics(phase.recorded, joints, record['time'][0])
+    assert estimate['source'] == 'node'
+    arm = [name for name, joint in zip(joints, scenario.joints) if joint.type != 'prismatic']
+    figures = scenes.push_figures(push, record, estimate, joints, arm)
+    assert all(scenes.push_verdict(figures).values()), figures

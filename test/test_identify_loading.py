@@ -117,17 +117,18 @@ def test_progress_is_redrawn_on_a_terminal_and_quiet_on_short_logs():
     assert pipe.getvalue().count('\n') == 11          # long: a line every 10 %
 
 
-def test_blas_runs_on_one_thread_inside_the_block_and_is_restored():
+def test_blas_and_numba_run_on_one_thread_inside_the_block_and_are_restored():
     import ctypes
     import glob
     import os
-    from rnea_ros.analysis.blas import single_threaded_blas
+    from rnea_ros.analysis.blas import single_threaded
     folder = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), 'numpy.libs')
     found = glob.glob(os.path.join(folder, '*openblas*.so*'))
     if not found:
         pytest.skip('numpy is not linked with a bundled OpenBLAS')
+    import numba
     get = ctypes.CDLL(found[0]).scipy_openblas_get_num_threads64_
-    before = get()
-    with single_threaded_blas():
-        assert get() == 1
-    assert get() == before
+    before, numba_before = get(), numba.get_num_threads()
+    with single_threaded():
+        assert get() == 1 and numba.get_num_threads() == 1
+    assert get() == before and numba.get_num_threads() == numba_before

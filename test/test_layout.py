@@ -61,3 +61,46 @@ def test_the_node_reads_and_parses_a_description_once(monkeypatch):
     assert np.all(model.armature == 0.1) and np.all(model.friction_viscous == 0.5)
     assert abs(model.total_mass - plain.total_mass - 1.5) < 1e-12
     assert not np.allclose(gravity_torques(model, q), gravity_torques(plain, q))
+
+
+def _rnea_imports(path):
+    """Return the rnea_ros modules a source file imports (module-level or inside functions)."""
+    import ast
+    with open(path) as stream:
+        tree = ast.parse(stream.read(), path)
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+            names += ['{}.{}'.format(node.module, alias.name) for alias in node.names]
+    return [name for name in names if name.startswith('rnea_ros')]
+
+
+def test_nothing_imports_the_demo_and_the_demo_sits_on_top():
+    """rnea_ros.demo imports sim, node, analysis and core; no other package imports the demo."""
+    package = os.path.join(ROOT, 'rnea_ros')
+    demo_imports = set()
+    for folder, _, files in os.walk(package):
+        for name in files:
+            if not name.endswith('.py'):
+                continue
+            path = os.path.join(folder, name)
+            imports = _rnea_imports(path)
+            if os.path.relpath(folder, package).split(os.sep)[0] == 'demo':
+                demo_imports.update(imports)
+                continue
+            assert not [m for m in imports if m == 'rnea_ros.demo' or
+                        m.startswith('rnea_ros.demo.')], path
+    assert any(m.startswith('rnea_ros.sim') for m in demo_imports)
+    assert not [m for m in demo_imports if m.startswith('rnea_ros.khalil')]
+
+
+def test_the_demo_runs_as_a_module_and_under_its_former_name():
+    """``python -m rnea_ros.demo --help`` and the alias ``python -m rnea_ros.sim.demo`` work."""
+    for module in ('rnea_ros.demo', 'rnea_ros.sim.demo'):
+        done = subprocess.run([sys.executable, '-m', module, '--help'], cwd=ROOT,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert 'python -m rnea_ros.demo' in done.stdout and '--excitation' in done.stdout

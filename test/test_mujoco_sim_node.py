@@ -9,7 +9,7 @@ import rclpy
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rnea_ros import gravity_torques, RobotModel
-from rnea_ros.sim.demo_analysis import load_record
+from rnea_ros.demo.analysis import load_record
 from rnea_ros.sim.mujoco_sim import MujocoSimNode, SimulationLoop
 from rnea_ros.sim.reference_trajectory import ReferenceTrajectoryNode
 from rnea_ros.sim.sim_launch import default_urdf_file, PANDA_POSE

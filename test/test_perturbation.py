@@ -11,9 +11,9 @@ import pytest
 from rnea_ros.core.dynamics import inverse_dynamics
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.urdf import parse_urdf
+from rnea_ros.demo.perturbation import (COM_RANGE, INERTIA_RANGE, MASS_RANGE, perturb_inertia,
+                                        perturb_robot, physically_consistent)
 from rnea_ros.sim.mujoco_model import build_mujoco_model, joint_addresses
-from rnea_ros.sim.perturbation import (COM_RANGE, INERTIA_RANGE, MASS_RANGE, perturb_inertia,
-                                       perturb_robot, physically_consistent)
 from rnea_ros.sim.sim_launch import default_urdf_file, read_urdf
 
 

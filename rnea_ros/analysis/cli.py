@@ -9,6 +9,10 @@ in model order (``--q 0 -0.5 0 -2 0 1.5 0.8 0 0``, commas allowed) or by name
 states with the model: residuals, friction and payload fit, plots (see
 :mod:`rnea_ros.analysis.analyze`).
 
+``rnea-ros observe BAG --urdf FILE [--thresholds ...]`` runs the momentum observer over a
+recording: external torques, the collisions given thresholds would raise, threshold suggestions
+(see :mod:`rnea_ros.analysis.observe`).
+
 ``rnea-ros identify BAG [BAG ...] --urdf NOMINAL --out IDENTIFIED.urdf`` identifies inertial
 parameters, friction and rotor inertia; ``rnea-ros excite --urdf U --out traj.yaml`` designs the
 excitation trajectory to record (see :mod:`rnea_ros.analysis.identify`).
@@ -22,6 +26,7 @@ import numpy as np
 
 from rnea_ros.analysis import analyze as analysis
 from rnea_ros.analysis import identify as identification
+from rnea_ros.analysis import observe as observation
 from rnea_ros.core.checks import coordinate_name
 from rnea_ros.core.crba import massless_joint_warning
 from rnea_ros.core.dynamics import inverse_dynamics
@@ -107,6 +112,10 @@ def build_parser():
                                        'residuals, friction and payload fit, plots')
     analysis.add_arguments(p)
     p.set_defaults(func=analysis.run)
+    p = sub.add_parser('observe', help='momentum observer over a recording: external torques '
+                                       'and collisions, to tune thresholds')
+    observation.add_arguments(p)
+    p.set_defaults(func=observation.run)
     p = sub.add_parser('identify', help='identify inertial parameters, friction and rotor '
                                         'inertia from recordings; write an identified URDF')
     identification.add_identify_arguments(p)

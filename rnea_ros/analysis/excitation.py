@@ -223,7 +223,7 @@ class _Design:
         W = W.reshape(self.t.size, nv, -1)[:, self.rows, :].reshape(-1, W.shape[1])
         Wb = W[:, self.base.base]        # W phi = W_b K phi: the base columns are W_b
         # Squared singular values from the Gram matrix (BLAS on one thread: see
-        # single_threaded_blas).
+        # single_threaded).
         ev = np.linalg.eigvalsh(Wb.T @ Wb)
         sv = np.sqrt(np.clip(ev[::-1], 0.0, None))
         tau = (W[:, :self.phi.size] @ self.phi).reshape(-1, self.rows.size)   # nominal ID
@@ -261,8 +261,8 @@ def optimise_excitation(model, duration=30.0, joints=None, base_frequency=None, 
     L = int(harmonics)
     if L < 2:
         raise ValueError('harmonics must be >= 2 (the series must start and end at rest)')
-    from rnea_ros.analysis.blas import single_threaded_blas
-    with single_threaded_blas():
+    from rnea_ros.analysis.blas import single_threaded
+    with single_threaded():
         return _optimise(model, index, duration, float(base_frequency), L, margin, speed,
                          points, seed, restarts, iterations)
 

@@ -348,8 +348,8 @@ def plot(model, result, x_nom, data, out_dir, label):
 
 def run_identify(args):
     """Run ``rnea-ros identify``; return the exit code."""
-    from rnea_ros.analysis.blas import single_threaded_blas
-    with single_threaded_blas():
+    from rnea_ros.analysis.blas import single_threaded
+    with single_threaded():
         return _run_identify(args)
 
 

@@ -7,6 +7,7 @@
 - algorithms: :mod:`.dynamics` (RNEA), :mod:`.crba` (mass matrix), :mod:`.aba` (forward
   dynamics), :mod:`.coriolis` (Coriolis matrix), :mod:`.kinematics` (link-frame placement and
   Jacobian), :mod:`.frame_acceleration` (link-frame velocity and spatial or classical
-  acceleration), :mod:`.floating_base`; :mod:`.kernels` (numba) and :mod:`.reference` (numpy, the
+  acceleration), :mod:`.floating_base`, :mod:`.observer` (momentum observer, collisions,
+  external wrench); :mod:`.kernels` (numba) and :mod:`.reference` (numpy, the
   book's notation) compute them, :mod:`.checks` checks the inputs.
 """

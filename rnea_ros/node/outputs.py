@@ -72,6 +72,7 @@ class CycleMixin:
             self._publish_wrenches(rt, now)
         self._monitor.cycle(rt, self._stamp, f_ext, gravity, self._cfg['contact_thresholds'],
                             base)
+        self._observer_cycle(rt, now)
         self._stats.cycle(time.perf_counter() - start, clamped)
 
     def _publish_efforts(self, rt, qd):
@@ -257,6 +258,7 @@ class CycleMixin:
         values.update({key: f'{value:.1f}' if isinstance(value, float) else str(value)
                        for key, value in period.items()})
         values.update(self._monitor.diagnostics(self._cfg))
+        values.update(self._observer_diagnostics())
         status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
         msg = DiagnosticArray(status=[status])
         msg.header.stamp = self.get_clock().now().to_msg()

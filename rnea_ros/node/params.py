@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 from rnea_ros.core.layout import DEFAULT_GRAVITY
-from rnea_ros.node import monitor_params
+from rnea_ros.node import monitor_params, observer_params
 from rnea_ros.node import payload_estimation_params
 
 MODES = ('inverse_dynamics', 'gravity_compensation', 'gravity_coriolis', 'computed_torque')
@@ -233,6 +233,10 @@ PARAMETERS += tuple(ParamSpec(**entry) for entry in payload_estimation_params.PA
 SPECS.update({spec.name: spec for spec in PARAMETERS})
 MODEL_PARAMETERS += monitor_params.MODEL_PARAMETERS
 PER_JOINT_PARAMETERS += monitor_params.PER_JOINT_PARAMETERS
+# Momentum observer and collisions (issue 22): rnea_ros/node/observer_params.py.
+PARAMETERS += tuple(ParamSpec(**entry) for entry in observer_params.PARAMETERS)
+SPECS.update({spec.name: spec for spec in PARAMETERS})
+PER_JOINT_PARAMETERS += observer_params.PER_JOINT_PARAMETERS
 
 
 # YAML 1.1 (rcl's `-p name:=value` and parameter files, `ros2 param set`) reads these unquoted

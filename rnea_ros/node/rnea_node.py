@@ -49,6 +49,7 @@ from rnea_ros.node import bookkeeping as node_io
 from rnea_ros.node import params as node_params
 from rnea_ros.node.bookkeeping import wire
 from rnea_ros.node.inputs import InputsMixin
+from rnea_ros.node.observer import ObserverMixin
 from rnea_ros.node.outputs import CycleMixin
 from rnea_ros.node.runtime import (BackgroundLoader, descriptor, load_model, ModelRuntime, plain,
                                    rejection, typed_parameter)
@@ -84,7 +85,7 @@ def topic_error(name, value):
     return None
 
 
-class RneaNode(InputsMixin, CycleMixin, Node):
+class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
     """Inverse dynamics for the robot's joint states, published as efforts and commands."""
 
     MANAGED = False     # the lifecycle variant (rnea_ros.node.lifecycle) loads on configure
@@ -131,6 +132,7 @@ class RneaNode(InputsMixin, CycleMixin, Node):
         self._monitor = ModelMonitor(self)
         from rnea_ros.node.payload_estimation import PayloadEstimation   # ~/estimate_payload
         self._payload_estimation = PayloadEstimation(self)
+        self._observer_setup()      # ~/external_torques, ~/external_wrench, ~/collision
         self._applying = True
         if self._configured and self._description_source():
             self._reload_model()        # a description parameter that fails: error at start-up
@@ -452,6 +454,7 @@ class RneaNode(InputsMixin, CycleMixin, Node):
         self._monitor.take_efforts(msg, rt.model.joint_names)
         if self._payload_estimation.running:
             self._payload_estimation.take(msg, rt)
+        self._observer_take(msg)
         self._last_joint_state = now
         self._stamp = stamp
         if self._stale:

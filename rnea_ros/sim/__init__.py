@@ -1,1 +1,1 @@
-"""The MuJoCo simulator, its ROS nodes, launch helpers and the demo."""
+"""The MuJoCo simulator, its ROS nodes (simulator, reference publisher) and launch helpers."""

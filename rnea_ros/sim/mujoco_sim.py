@@ -17,8 +17,10 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rnea_ros.core.layout import DEFAULT_GRAVITY
+from rnea_ros.core.payload import Payload
+from rnea_ros.sim.disturbances import add_payload_body, Disturbances, PayloadSwitch, Push
 from rnea_ros.sim.mujoco_model import (build_mujoco_model, check_efforts,
-                                       default_initial_positions, Simulation)
+                                       default_initial_positions, joint_addresses, Simulation)
 from rnea_ros.sim.ros_helpers import (declare_parameters, ignore_stop_signals, init_ros,
                                       make_executor, parameter_value, running)
 from rnea_ros.sim.urdf_tools import read_urdf, urdf_joints
@@ -82,6 +84,25 @@ PARAMETERS = (
      'stop after this many simulated seconds; 0 runs until shut down'),
     ('record_file', '', ParameterType.PARAMETER_STRING,
      'write every step (time, positions, velocities, efforts, command age) to this .npz file'),
+    ('push_link', '', ParameterType.PARAMETER_STRING,
+     'push: link a known external force acts on (empty: no push); the record holds the force, '
+     'its point and the joint torques J^T f it causes (ground truth)'),
+    ('push_force', [0.0, 0.0, 0.0], ParameterType.PARAMETER_DOUBLE_ARRAY,
+     'push: force in the world frame (N)'),
+    ('push_point', [0.0, 0.0, 0.0], ParameterType.PARAMETER_DOUBLE_ARRAY,
+     'push: point of application in the push_link frame (m)'),
+    ('push_start', 0.0, ParameterType.PARAMETER_DOUBLE, 'push: start (simulated s)'),
+    ('push_duration', 0.1, ParameterType.PARAMETER_DOUBLE, 'push: duration (simulated s)'),
+    ('payload_link', '', ParameterType.PARAMETER_STRING,
+     'payload: link that picks up a rigid body at payload_time (empty: none)'),
+    ('payload_mass', 0.0, ParameterType.PARAMETER_DOUBLE, 'payload: mass (kg)'),
+    ('payload_com', [0.0, 0.0, 0.0], ParameterType.PARAMETER_DOUBLE_ARRAY,
+     'payload: centre of mass in the payload_link frame (m)'),
+    ('payload_inertia', [0.0] * 6, ParameterType.PARAMETER_DOUBLE_ARRAY,
+     'payload: inertia about its centre of mass, payload_link axes: ixx iyy izz ixy ixz iyz '
+     '(kg m^2)'),
+    ('payload_time', 0.0, ParameterType.PARAMETER_DOUBLE,
+     'payload: simulated time (s) at which the payload appears'),
 )
 
 
@@ -96,21 +117,39 @@ def seconds_to_time_msg(seconds, msg_type):
 class StepRecorder:
     """Collect one row per physics step and write them to an .npz file."""
 
-    def __init__(self, joint_names, command_joints):
-        """Start an empty record for the given joint orders."""
+    DISTURBANCE_KEYS = ('external_torque', 'external_force', 'external_point',
+                        'external_rotation', 'payload_on')
+
+    def __init__(self, joint_names, command_joints, disturbances=None):
+        """Start an empty record for the given joint orders (and ground truth if disturbed)."""
         self.joint_names = list(joint_names)
         self.command_joints = list(command_joints)
-        self.rows = {key: [] for key in ('time', 'position', 'velocity', 'effort',
-                                         'command_age', 'wall_time')}
+        self.disturbances = disturbances
+        keys = ('time', 'position', 'velocity', 'effort', 'command_age', 'wall_time')
+        if disturbances is not None:
+            keys += self.DISTURBANCE_KEYS
+        self.rows = {key: [] for key in keys}
 
     def add(self, simulation, wall_time):
-        """Append the simulation's current state."""
+        """Append the simulation's current state.
+
+        With disturbances, a row also holds what acted during the step that led to it (as its
+        effort does): the push's joint torques J^T f, force and point (world), the pushed link's
+        orientation (world from link, row-major) and whether the payload was carried.
+        """
         self.rows['time'].append(simulation.time)
         self.rows['position'].append(simulation.positions)
         self.rows['velocity'].append(simulation.velocities)
         self.rows['effort'].append(simulation.efforts)
         self.rows['command_age'].append(simulation.command_age)
         self.rows['wall_time'].append(wall_time)
+        disturbances = self.disturbances
+        if disturbances is not None:
+            self.rows['external_torque'].append(disturbances.external_torque)
+            self.rows['external_force'].append(disturbances.force)
+            self.rows['external_point'].append(disturbances.point)
+            self.rows['external_rotation'].append(disturbances.rotation.ravel())
+            self.rows['payload_on'].append(disturbances.payload_on)
 
     def save(self, path, **extra):
         """Write the record (and extra scalar statistics) to ``path``."""
@@ -131,6 +170,7 @@ class MujocoSimNode(Node):
         self.paused = bool(self.param('paused'))
         self.add_on_set_parameters_callback(self.on_set_parameters)
         self.simulation = None
+        self.disturbances = None
         self.recorder = None
         self.commands_received = 0
         self.commands_before_start = 0
@@ -208,6 +248,9 @@ class MujocoSimNode(Node):
             values = check_efforts(self.param('joint_armature'), len(command_joints),
                                    'joint_armature')
             armature = dict(zip(command_joints, values.tolist()))
+        push, payload = self.disturbance_parameters()
+        if payload is not None:
+            urdf = add_payload_body(urdf, payload.payload.link)
         model = build_mujoco_model(
             urdf, base_dir=base_dir, timestep=1.0 / self.param('physics_rate'),
             gravity=self.param('gravity'), urdf_dynamics=self.param('urdf_dynamics'),
@@ -227,13 +270,44 @@ class MujocoSimNode(Node):
                 positions[names.index(name)] = value
         simulation.set_state(positions)
         self.simulation = simulation
+        if push is not None or payload is not None:
+            self.disturbances = Disturbances(model, joint_addresses(model, names)[1], push,
+                                             payload)
         if self.param('record_file'):
-            self.recorder = StepRecorder(names, command_joints)
+            self.recorder = StepRecorder(names, command_joints, self.disturbances)
+        if push is not None:
+            self.get_logger().info(
+                'push: {} N (world) at {} m on {} from {:g} s for {:g} s'.format(
+                    push.force.tolist(), push.point.tolist(), push.link, push.start,
+                    push.duration))
+        if payload is not None:
+            self.get_logger().info('payload at {:g} s: {}'.format(
+                payload.time, payload.payload.describe()))
         self.get_logger().info(
             'simulating {} joints at {:g} Hz ({} mode); commands on {} in order {}'.format(
                 len(names), self.param('physics_rate'),
                 'lock-step' if self.param('lock_step') else 'free-running',
                 self.param('command_topic'), command_joints))
+
+    def disturbance_parameters(self):
+        """Return (Push or None, PayloadSwitch or None) from the parameters (ValueError)."""
+        push = payload = None
+        if self.param('push_link'):
+            push = Push(self.param('push_link'), list(self.param('push_force')),
+                        list(self.param('push_point')), self.param('push_start'),
+                        self.param('push_duration'))
+        if self.param('payload_link'):
+            payload = PayloadSwitch(Payload(
+                self.param('payload_link'), self.param('payload_mass'),
+                list(self.param('payload_com')), list(self.param('payload_inertia'))),
+                self.param('payload_time'))
+        return push, payload
+
+    def step(self):
+        """Apply the disturbances due at the current time, then advance one physics step."""
+        if self.disturbances is not None:
+            self.disturbances.before_step(self.simulation.data, self.simulation.time)
+        self.simulation.step()
 
     def on_command(self, msg):
         """Store a valid effort command; reject (and log) a malformed one."""
@@ -360,7 +434,7 @@ class SimulationLoop:
                 self.spin_until(deadline)
             else:
                 self.executor.spin_once(timeout_sec=0.0)
-            simulation.step()
+            node.step()
             self.publish(sync, lock_timeout)
             self.record(start)
 

@@ -1,7 +1,7 @@
 """The logic behind the simulation launch files and the demo (pure Python, unit-tested).
 
 ``launch/mujoco_demo.launch.py`` and ``launch/gazebo.launch.py`` only declare arguments and
-turn the dictionaries built here into launch_ros actions; ``rnea_ros.sim.demo`` writes the same
+turn the dictionaries built here into launch_ros actions; ``rnea_ros.demo`` writes the same
 parameter dictionaries into YAML files for its processes. So the demo, the launch files and
 the tests share one definition of the demo scenario (pose, reference, gains).
 """
@@ -51,15 +51,15 @@ def demo_pose(joints):
     return np.array(pose)
 
 
-def reference_amplitudes(joints, pose):
+def reference_amplitudes(joints, pose, revolute=REVOLUTE_AMPLITUDE):
     """Return sinusoid amplitudes that keep ``start + 2 amplitude`` inside the joint limits.
 
-    Revolute joints swing up to 0.4 rad, prismatic up to 1 cm, towards the side with more room,
-    never beyond 80 % of that room.
+    Revolute joints swing up to 2 ``revolute`` (0.4 rad by default), prismatic up to 1 cm,
+    towards the side with more room, never beyond 80 % of that room.
     """
     amplitudes = []
     for joint, start in zip(joints, pose):
-        size = PRISMATIC_AMPLITUDE if joint.type == 'prismatic' else REVOLUTE_AMPLITUDE
+        size = PRISMATIC_AMPLITUDE if joint.type == 'prismatic' else revolute
         room_up, room_down = joint.upper - start, start - joint.lower
         sign = 1.0 if room_up >= room_down else -1.0
         room = max(room_up, room_down)

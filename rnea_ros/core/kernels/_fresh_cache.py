@@ -17,9 +17,8 @@ import os
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _SOURCES = ('jit.py', 'body.py', 'rnea.py', 'aba.py', 'regressor.py', 'coriolis.py',
-            'frame_acceleration.py',
-            'kinematics.py', 'vectors.py', os.path.join('..', 'layout.py'),
-            os.path.join('..', 'joints.py'))
+            'kinematics.py', 'frame_acceleration.py', 'vectors.py', 'observer.py',
+            os.path.join('..', 'layout.py'), os.path.join('..', 'joints.py'))
 _STAMP = 'rnea_ros_kernel_sources.sha256'
 
 

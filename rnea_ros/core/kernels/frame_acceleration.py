@@ -15,34 +15,16 @@ the transform, velocity and acceleration columns of the RNEA rows (and the kinem
 the body forces of the last inverse dynamics (``last_reaction_wrenches``) stay valid.
 """
 
-import os
-
 import numba
 from numba import types
 import numpy as np
 
 from rnea_ros.core.joints import FREE_FLYER, REVOLUTE
-from rnea_ros.core.kernels._fresh_cache import _HELPERS, _HERE
 from rnea_ros.core.kernels.body import joint_placement, motion_to_body
-from rnea_ros.core.kernels.jit import (all_finite, check_state, kinematics_tables, MAT,
-                                       model_tables, OPTS, VEC, workspace_tables)
+from rnea_ros.core.kernels.jit import (all_finite, check_state, MAT, model_tables, OPTS, VEC,
+                                       workspace_tables)
 from rnea_ros.core.kernels.kinematics import LOCAL, walk_to_root, WORLD
 from rnea_ros.core.layout import (AXIS, IV, KIND, PARENT, STATUS_OK, STATUS_OVERFLOW, W_A, W_V)
-
-
-def _refresh():
-    """Bump this file's time when an inlined helper file is newer (see _fresh_cache)."""
-    here = os.path.abspath(__file__)
-    try:
-        newest = max(os.stat(os.path.join(_HERE, name)).st_mtime
-                     for name in _HELPERS + ('kinematics.py',))
-        if os.stat(here).st_mtime < newest:
-            os.utime(here)
-    except OSError:
-        pass
-
-
-_refresh()
 
 
 @numba.njit(types.int64(VEC, VEC, VEC, VEC, VEC, VEC, VEC, MAT, MAT, types.int64,
@@ -97,9 +79,8 @@ def frame_motion(model, buffer, frame, q, qd, qdd, a0, M, va, reference, classic
             ws[b, W_V] += jx
             ws[b, W_V + 1] += jy
             ws[b, W_V + 2] += jz
-    wk = kinematics_tables(buffer, nb)[0]
-    r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz = walk_to_root(
-        ints, reals, q, frame, wk, M, False)
+    r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz, _ = walk_to_root(
+        ints, reals, q, frame, M, False)
     M[0, 0], M[0, 1], M[0, 2], M[0, 3] = r00, r01, r02, px
     M[1, 0], M[1, 1], M[1, 2], M[1, 3] = r10, r11, r12, py
     M[2, 0], M[2, 1], M[2, 2], M[2, 3] = r20, r21, r22, pz

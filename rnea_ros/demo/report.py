@@ -1,11 +1,13 @@
 """The demo's figures, verdict, printed before/after table and plots (no ROS)."""
 import numpy as np
-from rnea_ros.sim import demo_analysis as analysis
-from rnea_ros.sim import demo_story as story
+from rnea_ros.demo import analysis
+from rnea_ros.demo import story
 
 TARGET_FACTOR = 10.0        # identified vs nominal: drift and tracking RMS at least 10x smaller
 CONTROLLED = ('nominal_gravity', 'nominal_tracking', 'excitation', 'identified_gravity',
               'identified_tracking')
+SCENES = ('push_identified', 'push_nominal', 'push_reaction', 'grasp_unknown', 'grasp_estimate',
+          'grasp_committed')
 # Free-running figures mean something only when the simulator kept real time and applied fresh
 # commands; lock-step ones unless the simulator had to step without its command too often.
 MIN_REAL_TIME_FACTOR = 0.9
@@ -43,7 +45,7 @@ def summarize(scenario, records, diagnostics, lock_step):
             'rms_error_worst_rad': _worst(rms, revolute)}
     summary['runs'] = {label: {'commands': analysis.command_figures(records[label]),
                                'node': diagnostics[label]}
-                       for label in CONTROLLED if label in records}
+                       for label in CONTROLLED + SCENES if label in records}
     summary['verdict'] = verdict(summary)
     return summary
 
@@ -152,9 +154,90 @@ def format_summary(summary):
                      '(target >= {:.0f}x) {}'.format(
                          factors['gravity_drift'], factors['tracking_rms'],
                          verdict_['target_factor'], 'PASS' if verdict_['met'] else 'FAIL'))
+    if summary.get('scenes'):
+        lines.append(format_scenes(summary['scenes']))
     if 'plots' in summary:
         lines.append('plots: ' + ', '.join(summary['plots'].values()))
     return '\n'.join(lines)
+
+
+def _ms(value):
+    return 'missed' if value is None else '{:.0f} ms'.format(1e3 * value)
+
+
+def format_scenes(scenes):
+    """Return the scenes' table (push: nominal vs identified; grasp) and their verdicts."""
+    lines = []
+    push = {label: scenes.get('push_' + label) for label in ('nominal', 'identified')}
+    if push['identified']:
+        scene = push['identified']
+        lines.append('Push: {:.0f} N on {} at {:g} s for {:g} s during tracking, observer: '
+                     '{}'.format(scene['magnitude_n'], scene['link'], scene['start_s'],
+                                 scene['duration_s'],
+                                 scene['source'] or 'NONE (the node publishes no estimate)'))
+        rows = [['detection delay'] + [_ms(push[k]['detection_delay_s']) if push[k] else '-'
+                                       for k in ('nominal', 'identified')] + ['<= 20 ms'],
+                ['false alarms over {:.0f} s'.format(scene['observed_s'])] + [
+                    str(push[k]['false_alarms']) if push[k] else '-'
+                    for k in ('nominal', 'identified')] + ['0'],
+                ['time in collision without contact'] + [
+                    '{:.0f} %'.format(100 * push[k]['alarm_fraction_without_contact'])
+                    if push[k] else '-' for k in ('nominal', 'identified')] + ['0 %']]
+        if scene.get('quiet_residual_max') is not None:
+            rows.append(['largest |external torque| without contact (N m)'] + [
+                '{:.2f}'.format(push[k]['quiet_residual_max'])
+                if push[k] and push[k].get('quiet_residual_max') is not None else '-'
+                for k in ('nominal', 'identified')] + ['< threshold {:g}'.format(
+                    scene.get('threshold', float('nan')))])
+        if 'torque' in scene:
+            rows.append(['joint torque error after 50 ms, worst / bound'] + [
+                '{:.2f}'.format(push[k]['torque']['worst_error_over_bound'])
+                if push[k] and 'torque' in push[k] else '-'
+                for k in ('nominal', 'identified')] + ['<= 1 (5 % or 0.2 N m)'])
+        if 'wrench' in scene:
+            rows.append(['wrench error: force, moment (relative)'] + [
+                '{:.1f} %, {:.1f} %'.format(100 * push[k]['wrench']['force_relative'],
+                                            100 * push[k]['wrench']['moment_relative'])
+                if push[k] and 'wrench' in push[k] else '-'
+                for k in ('nominal', 'identified')] + ['<= 10 %'])
+        lines.append(analysis.format_table(['', 'nominal URDF', 'identified', 'target'], rows))
+        lines.append('push targets (identified): ' + _verdict_text(scene.get('verdict', {})))
+    reaction = scenes.get('push_reaction')
+    if reaction:
+        motion = reaction.get('reaction_motion') or {}
+        still = motion.get('time_to_still_s')
+        lines.append(
+            'Reaction {}: push at {:g} s detected after {}; the arm ({:.2f} rad/s at detection) '
+            'still {} after it, moved {} mrad'.format(
+                reaction['reaction'], reaction['start_s'], _ms(reaction['detection_delay_s']),
+                motion.get('speed_at_detection', float('nan')),
+                'never' if still is None else '{:.0f} ms'.format(1e3 * still),
+                '{:.1f}'.format(1e3 * motion['max_displacement']) if motion else '-'))
+    grasp = scenes.get('grasp')
+    if grasp:
+        truth = grasp['truth']
+        lines.append('Grasp: {:.3g} kg at COM {} m on {}'.format(
+            truth['mass_kg'], truth['com_m'], grasp['link']))
+        if 'estimate' in grasp:
+            lines.append('  estimate {:.3f} kg (error {:.2f} %), COM error {:.1f} mm'.format(
+                grasp['estimate']['mass_kg'], 100 * grasp['mass_relative_error'],
+                1e3 * grasp['com_error_m']))
+        else:
+            lines.append('  no estimate: {}'.format(grasp.get('message')))
+        drift = grasp['drift_rad']
+        lines.append('  gravity compensation, max drift (mrad): no payload {}, payload unknown '
+                     '{}, payload committed {}'.format(*[
+                         '{:.3g}'.format(1e3 * drift[key]) if key in drift else '-'
+                         for key in ('no_payload', 'payload_unknown', 'payload_committed')]))
+        lines.append('grasp targets: ' + _verdict_text(grasp.get('verdict', {})))
+    return '\n'.join(lines)
+
+
+def _verdict_text(verdict):
+    if not verdict:
+        return 'not measured'
+    return ', '.join('{} {}'.format(key.replace('_', ' '), 'met' if met else 'MISSED')
+                     for key, met in verdict.items())
 
 
 def _fmt(value, digits=1):

@@ -1,7 +1,7 @@
 """The demo's identification story, without ROS: the real robot, bags, excite and identify.
 
 - :func:`prepare_robot`: the simulated "real" robot, a seeded perturbation of the nominal URDF
-  (:mod:`rnea_ros.sim.perturbation`), written to ``robot/truth.urdf``, with the simulator
+  (:mod:`rnea_ros.demo.perturbation`), written to ``robot/truth.urdf``, with the simulator
   parameters that give it its friction, rotor inertia and joint limits;
 - :func:`excitation_trajectory`: ``rnea-ros excite`` (subprocess) designs the excitation;
 - :func:`record_to_bag`: a simulator record as a rosbag2 (mcap) of /joint_states;
@@ -9,20 +9,17 @@
   and the rnea node's friction parameters;
 - :func:`effort_prediction`: predicted vs measured efforts of a model on a record.
 """
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 
 import numpy as np
-from rnea_ros.sim.perturbation import perturb_robot
-import yaml
+from rnea_ros.demo.perturbation import perturb_robot
 
 CLI = 'rnea_ros.analysis.cli'
-SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHIPPED_EXCITATION = os.path.join(SOURCE_ROOT, 'config', 'demo_excitation_panda.yaml')
 
 
 class StoryFailed(RuntimeError):
@@ -66,48 +63,19 @@ def _run_cli(arguments, log_file, env, timeout):
     return done.stdout
 
 
-def design_source(urdf_file, duration):
-    """Return the key of an excitation design: the URDF text's SHA-256 and the duration."""
-    with open(urdf_file, 'rb') as stream:
-        return '{} {:g}'.format(hashlib.sha256(stream.read()).hexdigest(), float(duration))
+def excitation_trajectory(folder, urdf_file, duration, env, timeout=1800):
+    """Design the excitation with ``rnea-ros excite``; return (YAML path, seconds it took).
 
-
-def _matches(path, source):
-    """Return True when ``path`` is a loadable design whose ``.source`` is ``source``."""
-    from rnea_ros.sim.trajectories import TrajectoryFile
-    try:
-        with open(path + '.source') as stream:
-            if stream.read().strip() != source:
-                return False
-        TrajectoryFile(path)
-        return True
-    except (OSError, ValueError):
-        return False
-
-
-def excitation_trajectory(folder, urdf_file, duration, env, design=False, timeout=3600):
-    """Return (excitation YAML path, where it comes from) for the URDF and duration.
-
-    ``rnea-ros excite`` designs it (an optimisation: minutes, more on a busy machine) unless
-    an earlier design for the same URDF text and duration is at hand: one kept in the output
-    folder by an earlier run, or the one shipped for the demo's panda
-    (``config/demo_excitation_panda.yaml``, designed with the same command). ``design`` forces
-    a new design.
+    The design (an optimisation of the regressor's condition number over Fourier coefficients,
+    :func:`rnea_ros.analysis.excitation.optimise_excitation`) runs every time, as a user would
+    run it for a new robot; its log is ``logs/excite.log``.
     """
     path = os.path.join(folder, 'identification', 'excitation.yaml')
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    source = design_source(urdf_file, duration)
-    if not design and _matches(path, source):
-        return path, 'designed by an earlier run'
-    if not design and _matches(SHIPPED_EXCITATION, source):
-        for suffix in ('', '.source'):
-            shutil.copyfile(SHIPPED_EXCITATION + suffix, path + suffix)
-        return path, 'shipped design ' + os.path.relpath(SHIPPED_EXCITATION, SOURCE_ROOT)
+    started = time.monotonic()
     _run_cli(['excite', '--urdf', urdf_file, '--duration', duration, '--out', path],
              os.path.join(folder, 'logs', 'excite.log'), env, timeout)
-    with open(path + '.source', 'w') as stream:
-        stream.write(source + '\n')
-    return path, 'designed now'
+    return path, time.monotonic() - started
 
 
 def record_to_bag(record, path, start=0.0):
@@ -127,38 +95,40 @@ def record_to_bag(record, path, start=0.0):
     return path
 
 
-def identify(folder, nominal_urdf, bags, validation_bag, env, timeout=600):
-    """Run ``rnea-ros identify``; return (identified URDF file, node parameters, report)."""
+def identify(folder, nominal_urdf, bags, validation_bag, env, timeout=600, friction=None):
+    """Run ``rnea-ros identify``; return (identified URDF file, node parameters, report).
+
+    ``friction``: identify's ``--friction`` model (None: its default, chosen by held-out error).
+    """
     out = os.path.join(folder, 'identification')
     urdf = os.path.join(out, 'identified.urdf')
     params = os.path.join(out, 'identified_params.yaml')
     stdout = _run_cli(['identify'] + list(bags) + [
         '--urdf', nominal_urdf, '--out', urdf, '--params-out', params,
-        '--validate', validation_bag, '--report', os.path.join(out, 'report'), '--json'],
+        '--validate', validation_bag, '--report', os.path.join(out, 'report'), '--json'] +
+        (['--friction', friction] if friction else []),
         os.path.join(folder, 'logs', 'identify.log'), env, timeout)
     try:
         report = json.loads(stdout)
     except ValueError:
         report = {'text': stdout}
-    with open(params) as stream:
-        parameters = next(iter(yaml.safe_load(stream).values()))['ros__parameters']   # /**
-    return urdf, parameters, report
+    from rnea_ros.analysis.observe import read_params
+    return urdf, read_params(params), report
 
 
 def model_of(urdf_file, parameters=None):
-    """Return the RobotModel of a URDF file with the rnea node's friction parameters."""
+    """Return the RobotModel of a URDF file with the rnea node's joint-term parameters.
+
+    Friction, rotor inertia, offsets and the friction law are read from node parameters by the
+    node's own rule (:func:`rnea_ros.node.params.joint_coefficients`).
+    """
     from rnea_ros.core.model import RobotModel
-    parameters = parameters or {}
-    names = parameters.get('friction_joints') or []
-    laws = ('friction_law', 'coulomb_band', 'stribeck_velocity')
-    options = {key: parameters[key] for key in laws if key in parameters}
-    for key in ('friction_viscous', 'friction_coulomb', 'armature', 'friction_viscous_negative',
-                'friction_coulomb_negative', 'friction_stribeck', 'effort_offset'):
-        values = parameters.get(key) or []
-        if names and values:
-            values = np.broadcast_to(np.asarray(values, dtype=float), (len(names),))
-            options[key] = dict(zip(names, values.tolist()))
-    return RobotModel.from_urdf_file(urdf_file, **options)
+    from rnea_ros.node.params import joint_coefficients
+    model = RobotModel.from_urdf_file(urdf_file)
+    if not parameters:
+        return model
+    return RobotModel.from_urdf_file(urdf_file,
+                                     **joint_coefficients(parameters, model.joint_names))
 
 
 def effort_prediction(record, model, start=0.0):

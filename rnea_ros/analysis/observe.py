@@ -1,0 +1,225 @@
+"""Offline momentum observer: tune collision thresholds on a recording before the arm moves.
+
+``rnea-ros observe BAG --urdf FILE [--params PARAMS.yaml] [--gains K ...] [--thresholds T ...]
+[--effort-sampling instant|held] [--hysteresis H] [--min-duration S] [--out DIR] [--json]``
+reads ``sensor_msgs/JointState`` (positions, velocities, efforts) from a rosbag2 recording
+(:func:`rnea_ros.analysis.analyze.read_joint_states`), runs the node's observer
+(:func:`rnea_ros.core.observer.observe_recording`: the same code the node runs per cycle) and
+prints per joint the largest and 99.9th percentile of |external torque|, the collisions the
+thresholds would have raised (time, joints) and a threshold suggestion: ``margin`` (default
+1.5) times the largest |r_j| of the recording, which on a recording free of contact is the
+lowest threshold without a false alarm.
+
+``--params`` takes the node's parameter file (``params_file:=``, or the PARAMS.yaml of
+``rnea-ros identify``): its ``friction_joints``, ``friction_viscous``, ``friction_coulomb``
+and ``armature`` build the model with the node's friction and rotor inertia, and its
+``observer_gains``, ``observer_effort_sampling``, ``observer_max_gap``,
+``collision_thresholds``, ``collision_hysteresis``, ``collision_min_duration`` and ``gravity``
+are the defaults of the options.  ``--out DIR``
+writes ``external_torques.png`` (r(t) per joint with thresholds and collisions).
+"""
+
+import json
+import os
+
+import numpy as np
+
+from rnea_ros.analysis.analyze import model_order, read_joint_states, smoothed_derivative
+from rnea_ros.core.model import RobotModel
+from rnea_ros.core.observer import DEFAULT_GAIN, DEFAULT_MAX_GAP, observe_recording
+from rnea_ros.core.urdf import read_urdf
+
+_MODEL_KEYS = ('friction_viscous', 'friction_coulomb', 'armature')
+
+
+def read_params(path):
+    """Return the ``ros__parameters`` of the first node in a ROS 2 parameter YAML file."""
+    import yaml
+    try:
+        with open(path, encoding='utf-8') as f:
+            data = yaml.safe_load(f)
+    except yaml.YAMLError as exc:
+        raise ValueError(f'{path}: not YAML: {exc}') from None
+    if isinstance(data, dict):
+        for value in data.values():
+            if isinstance(value, dict) and isinstance(value.get('ros__parameters'), dict):
+                return value['ros__parameters']
+    raise ValueError(f'{path}: no <node>: ros__parameters: mapping')
+
+
+def model_options(params, joint_names):
+    """Return RobotModel options {friction_viscous: {joint: value}, ...} from node parameters.
+
+    The arrays follow ``friction_joints`` (or all model joints): one value for all or one per
+    name, as the node reads them.
+    """
+    names = list(params.get('friction_joints') or joint_names)
+    unknown = [n for n in names if n not in joint_names]
+    if unknown:
+        raise ValueError(f'friction_joints names joints the model lacks: {unknown}')
+    options = {}
+    for key in _MODEL_KEYS:
+        values = params.get(key) or []
+        if not values:
+            continue
+        if len(values) not in (1, len(names)):
+            raise ValueError(f'{key} has {len(values)} values for {len(names)} joints')
+        values = [float(v) for v in values] * (len(names) if len(values) == 1 else 1)
+        options[key] = dict(zip(names, values))
+    if params.get('use_urdf_friction'):
+        options['friction_from_urdf'] = True
+    return options
+
+
+def observe(urdf_xml, t, names, Q, QD, E, params=None, gains=None, thresholds=None,
+            hysteresis=None, min_duration=None, margin=1.5, effort_sampling=None):
+    """Run the observer over arrays in bag order ``names``; return a dict of results.
+
+    Arguments left None come from ``params`` (node parameters), then the node's defaults.
+    """
+    params = params or {}
+    if E is None:
+        raise ValueError('the joint states carry no efforts: the observer needs them')
+    plain = RobotModel.from_urdf_string(urdf_xml)
+    model = RobotModel.from_urdf_string(urdf_xml, **model_options(params, plain.joint_names))
+    cols = model_order(names, model)
+    Q, E = Q[:, cols], E[:, cols]
+    QD = smoothed_derivative(t, Q) if QD is None else QD[:, cols]
+    gains = gains if gains is not None else (params.get('observer_gains') or [DEFAULT_GAIN])
+    if thresholds is None:
+        thresholds = params.get('collision_thresholds') or None
+    hysteresis = params.get('collision_hysteresis', 0.2) if hysteresis is None else hysteresis
+    if min_duration is None:
+        min_duration = params.get('collision_min_duration', 0.005)
+    sampling = effort_sampling or params.get('observer_effort_sampling', 'instant')
+    result = observe_recording(model, t, Q, QD, E, gains=gains, thresholds=thresholds,
+                               hysteresis=hysteresis, min_duration=min_duration,
+                               gravity=params.get('gravity'), effort_sampling=sampling,
+                               max_gap=params.get('observer_max_gap', DEFAULT_MAX_GAP))
+    R = result['r']
+    used = np.isfinite(R).all(axis=1)
+    A = np.abs(R[used]) if used.any() else np.zeros((1, model.nv))
+    result.update(model=model, t=t - t[0], t0=float(t[0]), gains=gains, thresholds=thresholds,
+                  hysteresis=hysteresis, min_duration=min_duration,
+                  max=A.max(axis=0), p999=np.percentile(A, 99.9, axis=0),
+                  suggested=margin * A.max(axis=0), margin=margin, used=int(used.sum()))
+    return result
+
+
+def report(result):
+    """Return the observer run as readable text."""
+    model, t = result['model'], result['t']
+    lines = [f'{model!r}: {t.size} samples over {t[-1]:.3f} s, {result["used"]} used',
+             f'gains K = {list(np.atleast_1d(result["gains"]))} 1/s; external torques r in '
+             'N m (N for prismatic joints)',
+             f"{'joint':<24}{'max |r|':>10}{'p99.9':>10}{'suggest':>10}"]
+    for j, name in enumerate(result['names']):
+        lines.append(f"{name:<24}{result['max'][j]:10.4f}{result['p999'][j]:10.4f}"
+                     f"{result['suggested'][j]:10.4f}")
+    lines.append(f'suggest = {result["margin"]:g} x max |r|: the lowest thresholds without a '
+                 'false alarm on this recording, if it has no contact')
+    if result['thresholds'] is None:
+        lines.append('no thresholds given: no collision detection (--thresholds)')
+    else:
+        lines.append(f'thresholds {list(np.atleast_1d(result["thresholds"]))}, hysteresis '
+                     f'{result["hysteresis"]:g}, min duration {result["min_duration"]:g} s: '
+                     f'{sum(e.kind == "collision" for e in result["events"])} collision(s)')
+    t0 = result['t0']
+    for event in result['events']:
+        lines.append('  ' + event.describe().replace(f'{event.t:.3f}', f'{event.t - t0:.3f}'))
+    reasons = {}
+    for _, reason in result['suspended']:
+        reasons[reason] = reasons.get(reason, 0) + 1
+    for reason, count in reasons.items():
+        lines.append(f'suspended {count} sample(s): {reason}')
+    for when, note in result['notes']:
+        lines.append(f'at t = {when - t0:.3f} s: {note}')
+    return '\n'.join(lines)
+
+
+def summary(result):
+    """Return the observer run as a JSON-friendly dict."""
+    t0 = result['t0']
+    return {'samples': int(result['t'].size), 'used': result['used'],
+            'joints': {n: {'max': float(result['max'][j]), 'p99.9': float(result['p999'][j]),
+                           'suggested_threshold': float(result['suggested'][j])}
+                       for j, n in enumerate(result['names'])},
+            'events': [{'kind': e.kind, 't': e.t - t0, 'start': e.start - t0,
+                        'joints': list(e.joints), 'peak': e.peak} for e in result['events']],
+            'suspended': len(result['suspended']), 'notes': [n for _, n in result['notes']]}
+
+
+def plot(result, out_dir):
+    """Write external_torques.png (r per joint, thresholds, collisions); return its path."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    os.makedirs(out_dir, exist_ok=True)
+    t, R, names = result['t'], result['r'], result['names']
+    n = len(names)
+    th = result['thresholds']
+    th = None if th is None else np.broadcast_to(np.asarray(th, dtype=float), (n,))
+    fig, axes = plt.subplots(n, 1, figsize=(9, 1.6 * n + 0.6), sharex=True, squeeze=False)
+    for j, ax in enumerate(axes[:, 0]):
+        ax.plot(t, R[:, j], 'C0', lw=0.8)
+        if th is not None:
+            ax.axhline(th[j], color='C3', lw=0.6, ls='--')
+            ax.axhline(-th[j], color='C3', lw=0.6, ls='--')
+        for event in result['events']:
+            if event.kind == 'collision':
+                ax.axvline(event.t - result['t0'], color='C3', lw=0.8)
+        ax.set_ylabel(names[j], fontsize=7)
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel('time (s)')
+    fig.suptitle('external torques (momentum observer), collisions in red', fontsize=9)
+    fig.tight_layout()
+    path = os.path.join(out_dir, 'external_torques.png')
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return path
+
+
+def add_arguments(parser):
+    """Add the ``observe`` options to an argparse (sub)parser."""
+    parser.add_argument('bag', help='rosbag2 folder (mcap or sqlite3) or storage file')
+    parser.add_argument('--urdf', required=True, help='URDF file')
+    parser.add_argument('--topic', default='/joint_states', help='JointState topic')
+    parser.add_argument('--params', help="the node's parameter YAML (friction, armature, "
+                        'observer settings)')
+    parser.add_argument('--gains', nargs='+', type=float, help='K in 1/s: 1 value or 1 per '
+                        f'joint (default: --params, else {DEFAULT_GAIN:g})')
+    parser.add_argument('--thresholds', nargs='+', type=float,
+                        help='collision thresholds in N m or N: 1 value or 1 per joint')
+    parser.add_argument('--effort-sampling', choices=('instant', 'held'),
+                        help='instant: efforts read at the stamp (sensor, current); held: '
+                        'applied over the step ending at the stamp (simulator); default '
+                        'instant')
+    parser.add_argument('--hysteresis', type=float, help='fraction (default 0.2)')
+    parser.add_argument('--min-duration', type=float, help='s (default 0.005)')
+    parser.add_argument('--margin', type=float, default=1.5,
+                        help='suggested threshold = margin x max |r| (default 1.5)')
+    parser.add_argument('--out', help='folder for the plot (default: no plot)')
+    parser.add_argument('--json', action='store_true', help='print JSON')
+
+
+def run(args):
+    """Run ``rnea-ros observe``; return the exit code."""
+    if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise ValueError(f'--out {args.out!r} is a file; give a folder for the plot')
+    params = read_params(args.params) if args.params else {}
+    urdf_xml = read_urdf(args.urdf)
+    t, names, Q, QD, E = read_joint_states(args.bag, args.topic)
+    result = observe(urdf_xml, t, names, Q, QD, E, params, gains=args.gains,
+                     thresholds=args.thresholds, hysteresis=args.hysteresis,
+                     min_duration=args.min_duration, margin=args.margin,
+                     effort_sampling=args.effort_sampling)
+    path = plot(result, args.out) if args.out else None
+    if args.json:
+        out = summary(result)
+        out['plot'] = path
+        print(json.dumps(out, indent=2))
+    else:
+        print(report(result))
+        if path:
+            print(f'plot: {path}')
+    return 0

@@ -1,0 +1,464 @@
+"""External joint torques by the generalized-momentum observer, collisions, external wrench.
+
+The observer of De Luca & Mattone (ICRA 2005), surveyed in Haddadin, De Luca & Albu-Schaeffer,
+"Robot collisions: a survey on detection, isolation, and identification", IEEE T-RO 2017
+(the momentum-based residual).  With the generalized momentum ``p = M(q) qd`` the dynamics
+``M qdd + C qd + g + tau_f = tau_m + tau_ext`` and ``Mdot = C + C^T`` give
+
+    pdot = tau_m + C^T(q, qd) qd - g(q) - tau_f(qd) + tau_ext = beta + tau_ext,
+
+and the residual
+
+    r(t) = K (p(t) - p(0) - int_0^t (beta + r) ds),    r(0) = 0,
+
+obeys ``rdot = K (tau_ext - r)``: per joint a first-order low-pass filter of the external
+torque with gain (bandwidth) K_j in 1/s, without the joint accelerations.  ``tau_m`` is the
+measured joint effort, ``tau_f`` the model's friction (:func:`rnea_ros.core.dynamics.
+joint_friction`, the one definition), ``C`` the Christoffel Coriolis matrix
+(:func:`rnea_ros.coriolis_matrix`), ``g`` the gravity torques; ``M`` includes the rotor inertia.
+
+**Discrete time** (irregular sampling).  Between two samples ``k-1`` and ``k`` (step ``h``) the
+integral of beta is taken by the trapezoidal rule and ``rdot = K (tau_ext - r)`` is integrated
+exactly with the external torque held over the step (zero-order hold):
+
+    tau_hat_k = (p_k - p_{k-1}) / h - (beta_k + beta_{k-1}) / 2
+    r_k = a r_{k-1} + (1 - a) tau_hat_k,       a = exp(-K h)   (per joint).
+
+How the effort of sample k relates to the step is a property of the robot driver
+(``effort_sampling``): 'instant' (a torque sensor or current read at t_k: trapezoidal rule, as
+above) or 'held' (the effort applied over the step that ends at t_k, which a simulator such as
+:mod:`rnea_ros.sim` or a drive reporting its last command publishes: tau_m of the integral is
+tau_m,k).  The wrong choice costs half a step of the effort's rate of change, h/2 dtau_m/dt.
+
+Summed over the samples this is the integral form above (the sum of the momentum differences
+telescopes to ``p_k - p_0``); for ``K h << 1`` it is its Euler discretization
+``r_k = r_{k-1} + K (p_k - p_{k-1} - h (beta + r_{k-1}))``, and it stays stable and exact in the
+limit for any ``K h`` (a late sample is a long step, not an overshoot).  The state is fixed in
+size: ``r``, ``p_{k-1}``, ``beta_{k-1}`` and the time; the integral ``p_hat = p - r / K`` is
+never accumulated, so nothing grows or loses precision over hours.
+
+**Suspension.**  A sample with efforts missing, of the wrong length or not finite, or with a
+non-finite state, is not used: :meth:`MomentumObserver.update` returns None and
+:attr:`MomentumObserver.suspended` says why.  The next good sample bridges the gap as one longer
+step; a gap longer than ``max_gap`` (or time going backwards) restarts the observer (``r = 0``)
+and :attr:`MomentumObserver.note` says so.
+
+**Collisions** (:class:`CollisionDetector`): a joint whose |r_j| exceeds its threshold for at
+least ``min_duration`` starts a collision event naming the joints; it ends when every |r_j| is
+below ``(1 - hysteresis)`` times its threshold (detection by thresholding the residual, as in
+Haddadin et al. 2017).
+
+**External wrench** (:func:`external_wrench`): ``r = J^T F`` for a wrench F on one link, solved
+by damped least squares (Nakamura & Hanafusa 1986; near singularities only, see the function).
+
+:func:`observe_recording` runs observer and detector over a recording (offline tuning).
+"""
+
+from dataclasses import dataclass, field
+import math
+
+import numpy as np
+
+from rnea_ros.core import kernels
+from rnea_ros.core.checks import gravity_acceleration
+from rnea_ros.core.dynamics import joint_friction
+from rnea_ros.core.kernels.observer import (damped_least_squares, exceed, momentum_and_beta,
+                                            residual_step)
+from rnea_ros.core.kernels.vectors import scatter_bounded
+from rnea_ros.core.layout import STATUS_BAD_Q, STATUS_BAD_QDD
+
+DEFAULT_GAIN = 200.0        # 1/s: time constant 5 ms; 98 % of a step after 20 ms
+DEFAULT_MAX_GAP = 0.1       # s
+EFFORT_SAMPLING = ('instant', 'held')
+MAX_EFFORT = 1e9            # N m or N: a larger measured effort is garbage, not a torque
+
+
+class MomentumObserver:
+    """The generalized-momentum observer of one model (see the module docstring).
+
+    ``gains``: K per velocity coordinate in 1/s (one value for all, or ``nv`` values; joints
+    only, ``njoints`` values, for a floating base, whose 6 base rows then get the first joint's
+    gain).  ``gravity``: (3,) in the root frame (default (0, 0, -9.81)).  ``friction``: subtract
+    the model's joint friction (``joint_friction``).  ``max_gap``: the longest step (s) the
+    observer bridges; longer gaps restart it.
+
+    Per update the cost is two RNEA kernel runs (p = M qd and g), the Coriolis matrix kernel
+    and the friction; every buffer is allocated here, once.
+    """
+
+    def __init__(self, model, gains=DEFAULT_GAIN, gravity=None, friction=True,
+                 max_gap=DEFAULT_MAX_GAP, effort_sampling='instant'):
+        """Prepare the observer's state for ``model`` (started by the first sample)."""
+        if effort_sampling not in EFFORT_SAMPLING:
+            raise ValueError(f'effort_sampling must be one of {list(EFFORT_SAMPLING)}, got '
+                             f'{effort_sampling!r}')
+        self.held = effort_sampling == 'held'
+        self.model = model
+        self.nv, self.offset = model.nv, model.nv - model.njoints
+        self.gains = self._gains(gains)
+        if not (isinstance(max_gap, (int, float)) and max_gap > 0.0 and math.isfinite(max_gap)):
+            raise ValueError(f'max_gap must be a positive number of seconds, got {max_gap!r}')
+        self.max_gap = float(max_gap)
+        self.friction = bool(friction)
+        n = self.nv
+        self._ws_g = model.create_workspace()       # a_0 = -gravity
+        gravity_acceleration(gravity, None, self._ws_g.a0)
+        self._ws_g.custom = True
+        self._ws_p = model.create_workspace()       # a_0 = 0: RNEA(q, 0, qd) = M_rb(q) qd
+        self._ws_p.a0[:] = 0.0
+        self._ws_p.custom = True
+        self._ws_c = model.create_workspace()
+        self._C = np.zeros((n, n))
+        self._armature = np.zeros(n)
+        self._armature[self.offset:] = model.armature
+        self._zero = np.zeros(n)
+        self._tau = np.zeros(n)                  # base rows (floating base) stay 0
+        self._tau_prev = np.zeros(n)
+        self._all = np.arange(n, dtype=np.intp)
+        self._joints = np.arange(n - self.offset, dtype=np.intp)
+        self._dst = self._joints + self.offset
+        self._g = np.zeros(n)
+        self._p = np.zeros(n)
+        self._p_prev = np.zeros(n)
+        self._beta = np.zeros(n)
+        self._beta_prev = np.zeros(n)
+        self.r = np.zeros(n)
+        self.t = None                    # time of the last sample used
+        self.started = False
+        self.suspended = ''              # why the last sample was not used ('' = it was)
+        self.note = ''                   # what the last update did besides the step
+        self.samples = 0
+
+    def _gains(self, gains):
+        g = np.atleast_1d(np.asarray(gains, dtype=float))
+        if g.ndim != 1 or g.size not in (1, self.nv, self.nv - self.offset):
+            raise ValueError(f'gains: give 1 value or {self.nv - self.offset} (one per joint), '
+                             f'got {g.size}')
+        if not np.all(np.isfinite(g)) or np.any(g <= 0.0) or np.any(g > 1e6):
+            raise ValueError(f'gains must be in (0, 1e6] 1/s, got {g.tolist()}')
+        out = np.empty(self.nv)
+        if g.size == self.nv:
+            out[:] = g
+        else:
+            out[self.offset:] = g
+            out[:self.offset] = g[0]
+        return out
+
+    def set_gains(self, gains):
+        """Change K (the estimate so far is kept; ValueError and nothing changed if bad)."""
+        self.gains = self._gains(gains)
+
+    def reset(self):
+        """Forget the state: the next sample starts the observer again (r = 0)."""
+        self.started = False
+        self.t = None
+        self.r[:] = 0.0
+
+    def _suspend(self, reason):
+        self.suspended = reason
+        return None
+
+    def _momentum_and_beta(self, q, qd):
+        """Write p = M qd and the model part of beta, C^T qd - g - tau_f; return an error."""
+        model = self.model
+        status = kernels.rnea(model.kernel_model, self._ws_p.buffer, q, self._zero, qd, self._p)
+        if status in (STATUS_BAD_Q, STATUS_BAD_QDD):      # the kernel checks q and (as qdd) qd
+            return 'positions or velocities not finite'
+        if status:
+            return 'the state overflows the model (p = M qd)'
+        if kernels.rnea(model.kernel_model, self._ws_g.buffer, q, self._zero, self._zero,
+                        self._g):
+            return 'the state overflows the model (g)'
+        # The kernel of rnea_ros.coriolis_matrix, into the observer's own matrix.
+        if kernels.coriolis(model.kernel_model, self._ws_c.buffer, q, qd, self._C):
+            return 'the state overflows the model (C)'
+        if momentum_and_beta(self._C, qd, self._g, self._armature, self._p, self._beta):
+            return 'the model terms are not finite for this state'
+        if self.friction and model.has_joint_terms:
+            self._beta -= joint_friction(model, qd)
+            if not np.isfinite(self._beta).all():
+                return 'the joint friction is not finite for this state'
+        return ''
+
+    def update(self, t, q, qd, tau_m):
+        """Use one sample; return r (external torques, nv, valid until the next update) or None.
+
+        ``t`` in s (any origin, increasing), ``q`` (nq), ``qd`` (nv), ``tau_m`` the measured
+        efforts (nv, or njoints for a floating base: the base rows are 0).  None: the sample
+        was not used (:attr:`suspended` says why).  The first sample (and one after a restart,
+        :attr:`note`) returns r = 0.
+        """
+        self.note = ''
+        try:
+            t = float(t)
+        except (TypeError, ValueError):
+            return self._suspend(f'time {t!r} is not a number')
+        if not math.isfinite(t):
+            return self._suspend(f'time {t} is not finite')
+        q = np.ascontiguousarray(q, dtype=np.float64)
+        qd = np.ascontiguousarray(qd, dtype=np.float64)
+        if q.shape != (self.model.nq,) or qd.shape != (self.nv,):
+            return self._suspend(f'state of shapes {q.shape}, {qd.shape}; expected '
+                                 f'({self.model.nq},), ({self.nv},)')
+        if self.started and t == self.t:
+            return self._suspend('the time did not advance (same sample)')
+        self._swap()                    # the current p, beta and tau become the previous ones
+        error = self._take_efforts(tau_m) or self._momentum_and_beta(q, qd)
+        if error:
+            self._swap()
+            return self._suspend(error)
+        self.suspended = ''
+        self.samples += 1
+        h = t - self.t if self.started else 0.0
+        if self.started and h < 0.0:
+            self.note = f'time went back by {-h:.6g} s: observer restarted'
+            self.started = False
+        elif self.started and h > self.max_gap:
+            self.note = f'gap of {h:.6g} s > max_gap {self.max_gap:g} s: observer restarted'
+            self.started = False
+        self.t = t
+        if not self.started:
+            self.started = True
+            self.r[:] = 0.0
+            return self.r
+        if residual_step(self._p, self._p_prev, self._beta, self._beta_prev, self._tau,
+                         self._tau_prev, self.gains, h, self.held, self.r):
+            self.reset()
+            return self._suspend('the residual overflowed: observer restarted')
+        return self.r
+
+    def _swap(self):
+        self._p, self._p_prev = self._p_prev, self._p
+        self._beta, self._beta_prev = self._beta_prev, self._beta
+        self._tau, self._tau_prev = self._tau_prev, self._tau
+
+    def _take_efforts(self, tau_m):
+        """Copy measured efforts into the buffer; return why they are unusable, or ''."""
+        if tau_m is None:
+            return 'no measured efforts'
+        try:
+            e = np.asarray(tau_m, dtype=np.float64)
+        except (TypeError, ValueError):
+            return 'efforts are not numbers'
+        n, nj = self.nv, self.nv - self.offset
+        if e.ndim != 1 or e.size not in (n, nj):
+            return f'efforts for {e.size} joints, expected {nj} (partial efforts)'
+        # One kernel call checks every value (NaN, Inf or absurd) and copies them.
+        src, dst = (self._all, self._all) if e.size == n else (self._joints, self._dst)
+        if scatter_bounded(e, src, self._tau, dst, MAX_EFFORT) >= 0:
+            bad = np.flatnonzero(~(np.abs(e) <= MAX_EFFORT)).tolist()
+            return f'efforts not finite (or above {MAX_EFFORT:g}) at index {bad[:10]}'
+        return ''
+
+
+@dataclass
+class CollisionEvent:
+    """A collision starting (``kind`` 'collision') or ending ('clear') at time ``t`` (s).
+
+    ``joints``: the joints above threshold (start) or involved (end); ``peak``: the largest
+    |r_j| of each of them so far, N m or N; ``start``: when the collision began (the first
+    sample above threshold).
+    """
+
+    kind: str
+    t: float
+    joints: tuple
+    peak: dict = field(default_factory=dict)
+    start: float = 0.0
+
+    def describe(self):
+        """Return one readable line naming the joints."""
+        values = ', '.join(f'{j} {v:.3g}' for j, v in self.peak.items())
+        if self.kind == 'collision':
+            return (f'collision at t = {self.t:.3f} s on joints {list(self.joints)} '
+                    f'(|external torque| {values})')
+        return (f'collision cleared at t = {self.t:.3f} s after {self.t - self.start:.3f} s '
+                f'(joints {list(self.joints)}, peak {values})')
+
+
+class CollisionDetector:
+    """Thresholds with hysteresis and a minimum duration on the observer's residual.
+
+    ``names``: the joint of each entry of r; ``thresholds`` (N m or N): one value or one per
+    entry, all > 0; ``hysteresis`` in [0, 1): a collision ends when every |r_j| is below
+    ``(1 - hysteresis) threshold_j``; ``min_duration`` (s): a joint must stay above its
+    threshold that long (0: the first sample above starts the collision).
+    """
+
+    def __init__(self, names, thresholds, hysteresis=0.2, min_duration=0.005):
+        """Check and keep the settings; ValueError when they do not fit ``names``."""
+        self.names = tuple(names)
+        n = len(self.names)
+        th = np.atleast_1d(np.asarray(thresholds, dtype=float))
+        if th.ndim != 1 or th.size not in (1, n):
+            raise ValueError(f'thresholds: give 1 value or {n} (one per joint), got {th.size}')
+        if not np.all(np.isfinite(th)) or np.any(th <= 0.0):
+            raise ValueError(f'thresholds must be finite and > 0, got {th.tolist()}')
+        if not 0.0 <= hysteresis < 1.0:
+            raise ValueError(f'hysteresis must be in [0, 1), got {hysteresis}')
+        if not (0.0 <= min_duration < 3600.0):
+            raise ValueError(f'min_duration must be in [0, 3600) s, got {min_duration}')
+        self.thresholds = np.broadcast_to(th, (n,)).copy()
+        self.release = (1.0 - hysteresis) * self.thresholds
+        self.min_duration = float(min_duration)
+        self._since = np.full(n, np.nan)
+        self._peak = np.zeros(n)
+        self._abs = np.zeros(n)
+        self._pending = False           # some joint above its threshold, not yet long enough
+        self.active = False
+        self.start = None
+        self.joints = ()
+
+    def reset(self):
+        """Forget any collision in progress."""
+        self._since[:] = np.nan
+        self._peak[:] = 0.0
+        self._pending = False
+        self.active = False
+        self.start = None
+        self.joints = ()
+
+    def update(self, t, r):
+        """Take the residual r at time t; return a :class:`CollisionEvent` or None."""
+        a = self._abs
+        count = exceed(np.ascontiguousarray(r, dtype=np.float64), self.thresholds, a)
+        if not self.active and count == 0:          # the common case: one kernel call
+            if self._pending:
+                self._since[:] = np.nan
+                self._pending = False
+            return None
+        above = a > self.thresholds
+        if not self.active:
+            self._pending = True
+            since = self._since
+            since[above & np.isnan(since)] = t
+            since[~above] = np.nan
+            due = above & (t - since >= self.min_duration - 1e-12)
+            if not due.any():
+                return None
+            self.active = True
+            self.start = float(np.nanmin(since))
+            self._peak[:] = np.where(above, a, 0.0)
+            idx = np.flatnonzero(above)
+            self.joints = tuple(self.names[i] for i in idx)
+            return CollisionEvent('collision', float(t), self.joints,
+                                  {self.names[i]: float(a[i]) for i in idx}, self.start)
+        np.maximum(self._peak, np.where(above, a, 0.0), out=self._peak)
+        if above.any():
+            new = [self.names[i] for i in np.flatnonzero(above) if self.names[i] not in
+                   self.joints]
+            if new:
+                self.joints = self.joints + tuple(new)
+        if np.all(a < self.release):
+            idx = [self.names.index(j) for j in self.joints]
+            event = CollisionEvent('clear', float(t), self.joints,
+                                   {self.names[i]: float(self._peak[i]) for i in idx},
+                                   self.start)
+            self.reset()
+            return event
+        return None
+
+
+class WrenchEstimator:
+    """The wrench on one link from external torques, with its buffers allocated once.
+
+    ``WrenchEstimator(model, link, reference, damping)(q, r)`` equals
+    ``external_wrench(model, q, r, link, reference, damping)`` (see there) and returns a new
+    (6,) array; ValueError for an unknown link or reference or a bad damping.
+    """
+
+    def __init__(self, model, link, reference='LOCAL', damping=0.05):
+        """Check the settings once (the frame Jacobian checks link and reference)."""
+        from rnea_ros import frame_jacobian
+        self._jacobian = frame_jacobian
+        if not (isinstance(damping, (int, float)) and damping >= 0.0
+                and math.isfinite(damping)):
+            raise ValueError(f'damping must be finite and >= 0, got {damping!r}')
+        self.model, self.link, self.reference = model, link, reference
+        self.damping = float(damping)
+        frame_jacobian(model, np.zeros(model.nq) if not model.floating_base else
+                       np.r_[np.zeros(6), 1.0, np.zeros(model.nq - 7)], link,
+                       reference=reference)
+        self._A, self._V, self._b = np.empty((6, 6)), np.empty((6, 6)), np.empty(6)
+
+    def __call__(self, q, r):
+        """Return the wrench [force, torque] of the environment on the link (see class doc)."""
+        model = self.model
+        J = self._jacobian(model, q, self.link, reference=self.reference)
+        r = np.ascontiguousarray(r, dtype=np.float64)
+        if r.shape != (model.nv,):
+            raise ValueError(f'r has shape {r.shape}, expected ({model.nv},)')
+        F = np.empty(6)
+        if damped_least_squares(J, r, self.damping, self._A, self._V, self._b, F) < 0:
+            raise ValueError('external_wrench: r is not finite')
+        return F
+
+
+def external_wrench(model, q, r, link, reference='LOCAL', damping=0.05):
+    """Return the wrench [force, torque] on ``link`` that explains the external torques r.
+
+    Solves ``r = J(q)^T F`` with J = ``frame_jacobian(model, q, link, reference)`` (rows
+    [linear; angular]): F is the wrench *of the environment on the link*, in the frame of
+    ``reference`` ('LOCAL': link axes, about the link origin; 'LOCAL_WORLD_ALIGNED': world
+    axes, about the link origin; 'WORLD': world axes, about the world origin).  ``r`` has nv
+    entries (model order).  With J = U S V^T, ``F = U diag(s / (s^2 + l^2)) V^T r``: least
+    squares when nv > 6, the smallest wrench when nv < 6 (the directions the joints cannot feel
+    are not estimated), and damped least squares near a singularity with
+    ``l^2 = max(0, damping^2 - s_min^2)`` (s_min: the smallest of the min(6, nv) singular
+    values): exact while s_min is above ``damping``, and a gain bounded by 1 / damping inside.
+    Computed as ``(J J^T + l^2 I)^-1 J r`` by the numba kernel
+    :func:`rnea_ros.core.kernels.observer.damped_least_squares` (Jacobi eigenvalues of J J^T).
+    """
+    return WrenchEstimator(model, link, reference, damping)(q, r)
+
+
+def observe_recording(model, t, Q, QD, E, gains=DEFAULT_GAIN, thresholds=None, hysteresis=0.2,
+                      min_duration=0.005, gravity=None, friction=True,
+                      max_gap=DEFAULT_MAX_GAP, effort_sampling='instant'):
+    """Run the observer (and a detector when ``thresholds`` are given) over a recording.
+
+    ``t`` (N,) s, ``Q`` (N, nq), ``QD`` (N, nv), ``E`` (N, njoints or nv) measured efforts, in
+    model order.  Returns a dict: ``r`` (N, nv) external torques (NaN where a sample was not
+    used), ``events`` (list of :class:`CollisionEvent`), ``suspended`` (list of (t, reason)),
+    ``notes`` (list of (t, note): restarts).
+    """
+    t = np.asarray(t, dtype=float)
+    N = t.shape[0]
+    Q = np.asarray(Q, dtype=float)
+    QD = np.asarray(QD, dtype=float)
+    E = np.asarray(E, dtype=float)
+    if Q.shape[0] != N or QD.shape[0] != N or E.shape[0] != N:
+        raise ValueError(f'the recording arrays have {N}, {Q.shape[0]}, {QD.shape[0]} and '
+                         f'{E.shape[0]} rows; they must match')
+    observer = MomentumObserver(model, gains, gravity=gravity, friction=friction,
+                                max_gap=max_gap, effort_sampling=effort_sampling)
+    names = _velocity_names(model)
+    detector = (CollisionDetector(names, thresholds, hysteresis, min_duration)
+                if thresholds is not None and np.size(thresholds) else None)
+    R = np.full((N, model.nv), np.nan)
+    events, suspended, notes = [], [], []
+    for k in range(N):
+        r = observer.update(t[k], Q[k], QD[k], E[k])
+        if observer.note:
+            notes.append((float(t[k]), observer.note))
+            if detector is not None:
+                detector.reset()
+        if r is None:
+            suspended.append((float(t[k]), observer.suspended))
+            continue
+        R[k] = r
+        if detector is not None:
+            event = detector.update(t[k], r)
+            if event is not None:
+                events.append(event)
+    return {'t': t, 'r': R, 'names': names, 'events': events, 'suspended': suspended,
+            'notes': notes}
+
+
+def _velocity_names(model):
+    base = ('base_vx', 'base_vy', 'base_vz', 'base_wx', 'base_wy', 'base_wz')
+    return (base if model.floating_base else ()) + tuple(model.joint_names)
+
+
+__all__ = ['MomentumObserver', 'CollisionDetector', 'CollisionEvent', 'external_wrench',
+           'WrenchEstimator', 'observe_recording']

@@ -1,0 +1,324 @@
+"""External torques, external wrench and collisions in the rnea node (a mixin of the node).
+
+With ``observer_enabled`` the node runs the core's generalized-momentum observer
+(:class:`rnea_ros.core.observer.MomentumObserver`) on every ``joint_states`` message that
+carries measured efforts for every model joint, and publishes (stamp = the input's stamp):
+
+- ``~/external_torques`` (sensor_msgs/JointState, model joint order): effort = the estimated
+  external joint torques r (N m or N), position and velocity the measured ones;
+- ``~/external_wrench`` (geometry_msgs/WrenchStamped, frame_id = ``external_wrench_frame``):
+  the wrench of the environment on that link, in the link frame about its origin, from
+  r = J^T F (damped least squares, :func:`rnea_ros.core.observer.external_wrench`);
+- ``~/collision`` (diagnostic_msgs/DiagnosticStatus, reliable): one message when a collision
+  starts (level ERROR, ``message`` names the joints) and one when it ends (level OK); values:
+  ``event`` (collision | clear), ``joints``, ``stamp`` (s, of the joint state), ``start``,
+  ``peak/<joint>`` (N m or N), ``reaction``.
+
+A message whose efforts are missing, partial or not finite suspends the observer (nothing is
+published; diagnostics and a throttled log line say why); a short gap is bridged, a longer one
+(``observer_max_gap``) restarts it.  ``collision_reaction`` (off | zero | hold | float) acts on
+command output until commands are re-enabled through ``~/enable`` (refused while the collision
+is still in progress): zero sends one zero command and sets ``enabled`` to false; hold commands
+the position held at the collision (computed torque with ``kp``, ``kd``, zero velocity); float
+commands gravity compensation only.
+"""
+
+import math
+
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from geometry_msgs.msg import WrenchStamped
+import numpy as np
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rnea_ros.core.observer import CollisionDetector, MomentumObserver, WrenchEstimator
+from rnea_ros.node.bookkeeping import wire
+from rnea_ros.node.observer_params import (check_observer_value, DYNAMIC_TYPING, NAMES,
+                                           reaction)
+from sensor_msgs.msg import JointState
+
+_EVENT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+_SUBSCRIBER_POLL = 0.5          # s between checks of ~/external_wrench's subscriber count
+
+
+class NodeObserver:
+    """The observer's state in the node: settings, efforts, publishers, reaction latch."""
+
+    def __init__(self, node):
+        """Create the publishers on ``node``."""
+        self.node = node
+        self.torques_pub = node.create_publisher(JointState, '~/external_torques', 10)
+        self.wrench_pub = node.create_publisher(WrenchStamped, '~/external_wrench', 10)
+        self.collision_pub = node.create_publisher(DiagnosticStatus, '~/collision', _EVENT_QOS)
+        self.torques_out = self.wrench_out = None    # kept serialized (bookkeeping.wire)
+        self.rt = None              # the runtime the observer was built for
+        self.observer = None
+        self.detector = None
+        self.frame = ''
+        self.error = ''             # why the settings could not be applied
+        self.status = 'off'         # for diagnostics
+        self.reason = ''            # last suspension reason (logged once per change)
+        self.dirty = True
+        self.names, self.index = None, None
+        self.effort = None          # model order, of the last joint state (None: unusable)
+        self.effort_error = 'no joint states yet'
+        self.fresh = False
+        self.reaction = None        # latched reaction ('zero', 'hold', 'float') or None
+        self.hold_q = None
+        self.collision = ''
+        self.peak = self.trough = np.zeros(0)
+        self.wrench_wanted = False
+        self.wrench_poll = -math.inf
+
+    # -- settings ---------------------------------------------------------------------------
+
+    def build(self, rt, cfg):
+        """Build observer and detector for the runtime's model; keep an error, never raise."""
+        self.rt, self.dirty = rt, False
+        self.observer = self.detector = None
+        self.error = ''
+        if not cfg['observer_enabled']:
+            self.status = 'off'
+            return
+        model = rt.model
+        try:
+            self.observer = MomentumObserver(
+                model, cfg['observer_gains'], gravity=cfg['gravity'],
+                max_gap=cfg['observer_max_gap'],
+                effort_sampling=cfg['observer_effort_sampling'])
+            if cfg['collision_thresholds']:
+                self.detector = CollisionDetector(
+                    model.joint_names, cfg['collision_thresholds'],
+                    cfg['collision_hysteresis'], cfg['collision_min_duration'])
+        except ValueError as exc:
+            self.observer = self.detector = None
+            self.error = f'observer not started: {exc}'
+            self.status = self.error
+            self.node._log.error(self.error)
+            return
+        self.frame = cfg['external_wrench_frame'] or ''
+        self.wrench = None
+        if self.frame:
+            try:
+                self.wrench = WrenchEstimator(model, self.frame,
+                                              damping=cfg['external_wrench_damping'])
+            except ValueError as exc:
+                self.node._log.error(f'no ~/external_wrench: {exc}')
+                self.frame = ''
+        self.wrench_out = wire.wrench_output(WrenchStamped, self.frame) if self.frame else None
+        self.torques_out = wire.joint_state_output(JointState, model.joint_names)
+        self.torques_views = tuple(self.torques_out.views[k]
+                                   for k in ('position', 'velocity', 'effort'))
+        self.peak, self.trough = np.zeros(model.njoints), np.zeros(model.njoints)
+        self.status = 'waiting for efforts'
+        self.reason = ''
+
+    # -- inputs -----------------------------------------------------------------------------
+
+    def take_efforts(self, msg, joint_names):
+        """Keep the measured efforts of a joint state (model order), or why they are unusable."""
+        self.fresh = True
+        self.effort = None
+        n = len(msg.effort)
+        if not n:
+            self.effort_error = 'joint_states carry no efforts'
+            return
+        if n != len(msg.name):
+            self.effort_error = f'joint_states have {len(msg.name)} names but {n} efforts'
+            return
+        names = tuple(msg.name)
+        if names != self.names or joint_names is not self._joint_names:
+            index = {name: i for i, name in enumerate(names)}
+            self.names, self._joint_names = names, joint_names
+            missing = [j for j in joint_names if j not in index]
+            self.index = None if missing else np.array([index[j] for j in joint_names],
+                                                       dtype=np.intp)
+            self._missing = missing
+        if self.index is None:
+            self.effort_error = (f'partial efforts: joint_states lack {len(self._missing)} model '
+                                 f'joints ({", ".join(self._missing[:5])}...)'
+                                 if len(self._missing) > 5 else
+                                 f'partial efforts: joint_states lack {self._missing}')
+            return
+        self.effort = np.asarray(msg.effort, dtype=float)[self.index]
+        self.effort_error = ''
+
+    _joint_names = None
+    _missing = ()
+
+
+class ObserverMixin:
+    """The node's hooks: declaration, efforts, cycle, reaction, parameters, diagnostics."""
+
+    def declare_parameter(self, name, value=None, descriptor=None, ignore_override=False):
+        """Declare ``collision_reaction`` with dynamic typing (YAML's bare off is false)."""
+        if name in DYNAMIC_TYPING and descriptor is not None:
+            descriptor.dynamic_typing = True
+        return super().declare_parameter(name, value, descriptor, ignore_override)
+
+    def _observer_setup(self):
+        """Create the observer's publishers and parameter callbacks (in __init__)."""
+        self._observer = NodeObserver(self)
+        self.add_on_set_parameters_callback(self._observer_check)
+        self.add_post_set_parameters_callback(self._observer_changed)
+
+    def _observer_take(self, msg):
+        """Keep the efforts of a joint state message for the next cycle."""
+        obs = self._observer
+        if self._cfg['observer_enabled'] and self._rt is not None:
+            obs.take_efforts(msg, self._rt.model.joint_names)
+
+    # -- parameters -------------------------------------------------------------------------
+
+    def _observer_check(self, params):
+        links = self._rt.model.link_names if self._rt is not None else None
+        for param in params:
+            value = param.value
+            error = check_observer_value(param.name, value, links)
+            if param.name == 'enabled' and value is True and self._observer.reaction and \
+                    self._observer.detector is not None and self._observer.detector.active:
+                error = ('collision still in progress on joints '
+                         f'{list(self._observer.detector.joints)}: commands stay stopped')
+            if error:
+                return SetParametersResult(successful=False, reason=error)
+        return SetParametersResult(successful=True)
+
+    def _observer_changed(self, params):
+        obs = self._observer
+        for param in params:
+            if param.name in NAMES:
+                obs.dirty = True
+            if param.name == 'enabled' and param.value is True and obs.reaction:
+                self._log.info(f'collision reaction {obs.reaction!r} cleared: commands '
+                               're-enabled')
+                obs.reaction = None
+
+    # -- the cycle --------------------------------------------------------------------------
+
+    def _accelerations(self, rt, now):
+        """Replace the mode while a hold or float reaction is latched (see module doc)."""
+        latched = self._observer.reaction
+        if latched is None or latched == 'zero':
+            return super()._accelerations(rt, now)
+        if latched == 'float':
+            rt.qdd_j[:] = 0.0
+            return rt.zero_v
+        obs = self._observer
+        if obs.hold_q is None or obs.hold_q.shape != rt.q_j.shape:
+            obs.hold_q = rt.q_j.copy()
+        s = rt.settings
+        np.multiply(s.kp, obs.hold_q - rt.q_j, out=rt.qdd_j)
+        rt.qdd_j -= s.kd * rt.qd_j
+        return rt.qd
+
+    def _observer_cycle(self, rt, now):
+        """Run the observer on this cycle's joint state and publish (after the efforts)."""
+        obs = self._observer
+        if obs.dirty or obs.rt is not rt:
+            obs.build(rt, self._cfg)
+        if obs.observer is None or not obs.fresh:
+            return
+        obs.fresh = False
+        stamp = self._stamp
+        t = stamp.sec + 1e-9 * stamp.nanosec
+        if t <= 0.0:
+            t = now                     # stamps not set: the arrival time (steady clock)
+        r = obs.observer.update(t, rt.q, rt.qd, obs.effort) if obs.effort is not None else None
+        if r is None:
+            why = obs.effort_error if obs.effort is None else obs.observer.suspended
+            if why != obs.reason:
+                obs.reason = why
+                self._log.warning(f'observer suspended: {why}', throttle_duration_sec=1.0)
+            obs.status = f'suspended: {why}'
+            return
+        if obs.reason:
+            self._log.info(f'observer resumed (was: {obs.reason})')
+            obs.reason = ''
+        if obs.observer.note:
+            self._log.warning(f'observer: {obs.observer.note}', throttle_duration_sec=1.0)
+        obs.status = 'running'
+        joints = r[rt.offset_v:]
+        np.maximum(obs.peak, joints, out=obs.peak)          # largest |r| of the period
+        np.minimum(obs.trough, joints, out=obs.trough)
+        out = obs.torques_out
+        position, velocity, effort = obs.torques_views
+        position[:] = rt.q_j
+        velocity[:] = rt.qd_j
+        effort[:] = joints                      # finite: the observer checked it
+        out.stamp(stamp)
+        obs.torques_pub.publish(out.message())
+        if obs.frame:
+            self._publish_external_wrench(rt, r, stamp, now)
+        if obs.detector is not None:
+            event = obs.detector.update(t, joints)
+            if event is not None:
+                self._on_collision_event(rt, event, stamp)
+
+    def _publish_external_wrench(self, rt, r, stamp, now):
+        obs = self._observer
+        if now - obs.wrench_poll > _SUBSCRIBER_POLL:
+            obs.wrench_poll = now
+            obs.wrench_wanted = obs.wrench_pub.get_subscription_count() > 0
+        if not obs.wrench_wanted:
+            return
+        try:
+            F = obs.wrench(rt.q, r)
+        except ValueError as exc:
+            self._reject('external_wrench', str(exc))
+            return
+        if not math.isfinite(F.sum()):          # finite r gives a finite F: a guard
+            return
+        out = obs.wrench_out
+        out.views['wrench'][:] = F
+        out.stamp(stamp)
+        obs.wrench_pub.publish(out.message())
+
+    def _on_collision_event(self, rt, event, stamp):
+        obs = self._observer
+        mode = reaction(self._cfg['collision_reaction'])
+        start = event.kind == 'collision'
+        text = event.describe()
+        if start:
+            obs.collision = f'{", ".join(event.joints)} (t = {event.t:.3f} s)'
+            act = mode != 'off' and obs.reaction is None
+            text += f'; reaction: {mode}' + ('' if mode == 'off' else
+                                             ' until commands are re-enabled (~/enable)')
+            self._log.error(text)
+            if act:
+                obs.reaction = mode
+                obs.hold_q = rt.q_j.copy()
+                if mode == 'zero':
+                    self.set_parameters([Parameter('enabled', Parameter.Type.BOOL, False)])
+        else:
+            obs.collision = ''
+            self._log.info(text)
+        values = {'event': event.kind, 'joints': ', '.join(event.joints),
+                  'stamp': f'{stamp.sec + 1e-9 * stamp.nanosec:.9f}',
+                  'start': f'{event.start:.9f}', 'reaction': mode}
+        values.update({f'peak/{j}': f'{v:.6g}' for j, v in event.peak.items()})
+        status = DiagnosticStatus(
+            level=DiagnosticStatus.ERROR if start else DiagnosticStatus.OK,
+            name=f'{self.get_name()}: collision', message=text,
+            hardware_id=rt.model.name,
+            values=[KeyValue(key=k, value=v) for k, v in values.items()])
+        obs.collision_pub.publish(status)
+
+    # -- diagnostics ------------------------------------------------------------------------
+
+    def _observer_diagnostics(self):
+        """Return the observer's diagnostic key/values (and reset the period's maximum)."""
+        obs = self._observer
+        if not self._cfg['observer_enabled']:
+            return {'observer': 'off'}
+        largest = max(float(obs.peak.max(initial=0.0)), -float(obs.trough.min(initial=0.0)))
+        obs.peak[:] = 0.0
+        obs.trough[:] = 0.0
+        values = {'observer': obs.status,
+                  'max_external_torque': f'{largest:.4f}',
+                  'collision': obs.collision or 'none',
+                  'collision_reaction': (f'{obs.reaction} (latched)' if obs.reaction else
+                                         str(reaction(self._cfg['collision_reaction'])))}
+        return values
+
+
+__all__ = ['ObserverMixin', 'NodeObserver']

@@ -1,0 +1,330 @@
+"""The momentum observer, collision detector and external wrench against MuJoCo ground truth.
+
+MuJoCo simulates the panda of its URDF (4 kHz physics, 1 kHz control and recording, see
+``observer_sim``); pushes are forces on links through ``xfrc_applied`` and the true external
+joint torques are MuJoCo's own J^T F.  The observer knows the same URDF (the "identified"
+model: here the true one) and sees only q, qd and the motor efforts.
+"""
+
+import numpy as np
+from observer_sim import panda_setup, simulate
+import pytest
+from rnea_ros import (CollisionDetector, external_wrench, gravity_torques, MomentumObserver,
+                      observe_recording)
+
+GAIN = 200.0            # 1/s
+HELD = 'held'           # the simulator's efforts: applied over the step ending at the sample
+THRESHOLD = 0.3         # N m: > 3 x the largest |r| of free fast motion (0.08, test below)
+PUSH_START, PUSH_END = 0.3, 0.6
+
+
+@pytest.fixture(scope='module')
+def setup():
+    return panda_setup()
+
+
+def _world_jacobian_torques(model, q, link, wrench_world_origin):
+    from rnea_ros import frame_jacobian
+    return frame_jacobian(model, q, link, reference='WORLD').T @ wrench_world_origin
+
+
+# Link, push point on its surface (link frame, m), push direction (world frame): a direction
+# with a lever on some joint at the start pose (a force through every joint axis has none).
+PUSHES = [('panda_link1', (0.08, 0.0, 0.0), (0.0, 1.0, 0.0)),
+          ('panda_link2', (0.0, 0.0, 0.08), (1.0, 0.0, 0.0)),
+          ('panda_link3', (0.0, 0.0, 0.08), (1.0, 0.0, 0.0)),
+          ('panda_link4', (0.0, 0.08, 0.0), (1.0, 0.0, 0.0)),
+          ('panda_link5', (0.0, 0.0, 0.08), (0.0, 1.0, 0.0)),
+          ('panda_link6', (0.08, 0.0, 0.0), (0.0, 1.0, 0.0)),
+          ('panda_link7', (0.08, 0.0, 0.0), (0.0, 1.0, 0.0)),
+          ('panda_hand', (0.08, 0.0, 0.0), (0.0, 1.0, 0.0))]
+
+
+@pytest.mark.parametrize('link, point, direction', PUSHES)
+@pytest.mark.parametrize('force', [10.0, 50.0])
+def test_pushes_on_each_link_are_estimated_and_detected(setup, link, point, direction, force):
+    """10 and 50 N pushes: |r - J^T F| within 5 % or 0.2 N m after 50 ms; detected in 20 ms."""
+    model = setup[0]
+    push = (link, force * np.asarray(direction), PUSH_START, PUSH_END, np.asarray(point))
+    t, Q, QD, E, true = simulate(setup, 0.7, push=push, seed=len(link))
+    result = observe_recording(model, t, Q, QD, E, gains=GAIN, thresholds=THRESHOLD,
+                               min_duration=0.005, effort_sampling=HELD)
+    r = result['r']
+    settled = (t >= PUSH_START + 0.05) & (t < PUSH_END)
+    error = np.abs(r[settled] - true[settled])
+    allowed = np.maximum(0.05 * np.abs(true[settled]), 0.2)
+    assert np.all(error <= allowed), (link, force, error.max(axis=0))
+    assert np.abs(true[settled]).max() > THRESHOLD       # the push is detectable at all
+    starts = [e for e in result['events'] if e.kind == 'collision']
+    assert len(starts) == 1, [e.describe() for e in result['events']]
+    assert PUSH_START <= starts[0].t <= PUSH_START + 0.020, starts[0].describe()
+    above = np.abs(true[np.searchsorted(t, PUSH_START)]) > THRESHOLD
+    assert set(starts[0].joints) <= {model.joint_names[j] for j in range(model.nv)}
+    assert {model.joint_names[j] for j in np.flatnonzero(above)} & set(starts[0].joints)
+
+
+def test_no_collision_in_free_fast_motion_with_the_true_model(setup):
+    """30 s of fast tracking (up to ~2.5 rad/s, 2 seeds): no event, |r| far below THRESHOLD."""
+    model = setup[0]
+    largest = 0.0
+    for seed in (1, 2):
+        t, Q, QD, E, _ = simulate(setup, 15.0, amplitude=0.8, frequency=0.8, seed=seed)
+        assert np.abs(QD).max() > 2.0           # fast
+        result = observe_recording(model, t, Q, QD, E, gains=GAIN, thresholds=THRESHOLD,
+                                   min_duration=0.005, effort_sampling=HELD)
+        assert result['events'] == []
+        largest = max(largest, float(np.nanmax(np.abs(result['r']))))
+    assert largest < THRESHOLD / 3.0, largest
+
+
+def test_friction_of_the_identified_model_keeps_free_motion_quiet():
+    """An arm with viscous friction: no alarm with it in the model, false alarms without it."""
+    from observer_sim import PANDA
+    from rnea_ros import RobotModel
+    rubbing = panda_setup(viscous=1.5)
+    assert np.all(rubbing[0].friction_viscous[:7] == 1.5)
+    t, Q, QD, E, _ = simulate(rubbing, 10.0, amplitude=0.8, frequency=0.8, seed=1)
+    largest = {}
+    for name, model in (('identified', rubbing[0]), ('nominal', RobotModel.from_urdf_file(PANDA))):
+        result = observe_recording(model, t, Q, QD, E, gains=GAIN, thresholds=THRESHOLD,
+                                   min_duration=0.005, effort_sampling=HELD)
+        largest[name] = (float(np.nanmax(np.abs(result['r']))), len(result['events']))
+    assert largest['identified'][1] == 0 and largest['identified'][0] < THRESHOLD / 3.0
+    assert largest['nominal'][1] > 0 and largest['nominal'][0] > 10 * THRESHOLD, largest
+
+
+def test_tool_wrench_from_the_observer_is_the_applied_push(setup):
+    """A 30 N push on the hand: the wrench at panda_hand (world axes) within 10 %."""
+    import mujoco
+    model, mj = setup[0], setup[1]
+    force = np.array([12.0, -20.0, 18.0])
+    t, Q, QD, E, true = simulate(setup, 0.5, push=('panda_hand', force, 0.2, 0.5), seed=3)
+    r = observe_recording(model, t, Q, QD, E, gains=GAIN, effort_sampling=HELD)['r']
+    k = len(t) - 1
+    data = mujoco.MjData(mj)
+    qpos = setup[2]
+    data.qpos[qpos] = Q[k]
+    mujoco.mj_kinematics(mj, data)
+    body = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, 'panda_hand')
+    arm = data.xipos[body] - data.xpos[body]          # push at the COM, wrench about origin
+    applied = np.concatenate([force, np.cross(arm, force)])
+    estimated = external_wrench(model, Q[k], r[k], 'panda_hand',
+                                reference='LOCAL_WORLD_ALIGNED')
+    assert np.linalg.norm(estimated[:3] - force) <= 0.1 * np.linalg.norm(force)
+    assert np.linalg.norm(estimated - applied) <= 0.1 * np.linalg.norm(applied)
+    # Same wrench in the link frame (the node's ~/external_wrench): rotated by the link axes.
+    R = data.xmat[body].reshape(3, 3)
+    local = external_wrench(model, Q[k], r[k], 'panda_hand', reference='LOCAL')
+    np.testing.assert_allclose(local, np.concatenate([R.T @ estimated[:3],
+                                                      R.T @ estimated[3:]]), atol=1e-9)
+
+
+def test_external_wrench_inverts_the_jacobian_transpose_and_is_bounded_at_singularities(setup):
+    """The wrench of r = J^T F is F (nv >= 6); at a singular pose the gain is <= 1/damping."""
+    from rnea_ros import frame_jacobian
+    model = setup[0]
+    rng = np.random.default_rng(5)
+    q = np.array([0.3, -0.5, 0.2, -2.0, 0.4, 1.6, 0.5, 0.02, 0.02])
+    F = rng.normal(size=6)
+    for reference in ('LOCAL', 'WORLD', 'LOCAL_WORLD_ALIGNED'):
+        J = frame_jacobian(model, q, 'panda_link7', reference=reference)
+        np.testing.assert_allclose(external_wrench(model, q, J.T @ F, 'panda_link7',
+                                                   reference=reference), F, atol=1e-9)
+    stretched = np.zeros(model.nq)                       # arm straight up: singular
+    J = frame_jacobian(model, stretched, 'panda_hand', reference='LOCAL')
+    assert np.linalg.svd(J, compute_uv=False)[-1] < 1e-9
+    r = rng.normal(size=model.nv)
+    F = external_wrench(model, stretched, r, 'panda_hand', damping=0.05)
+    assert np.all(np.isfinite(F)) and np.linalg.norm(F) <= np.linalg.norm(r) / 0.05 + 1e-9
+
+
+def test_static_push_converges_to_j_transpose_f_and_follows_the_gain(setup):
+    """At rest, tau_m = g(q) - J^T F: r -> J^T F as 1 - exp(-K t) per joint (no simulator)."""
+    model = setup[0]
+    q = np.array([0.1, -0.4, 0.3, -2.1, 0.2, 1.7, 0.6, 0.02, 0.02])
+    wrench = np.array([5.0, -3.0, 8.0, 0.5, 0.2, -0.4])
+    tau_ext = _world_jacobian_torques(model, q, 'panda_link6', wrench)
+    gains = np.linspace(20.0, 200.0, model.nv)
+    obs = MomentumObserver(model, gains)
+    zero = np.zeros(model.nv)
+    tau_m = gravity_torques(model, q) - tau_ext        # the arm is held still by the push
+    for k in range(101):
+        r = obs.update(0.001 * k, q, zero, tau_m)
+    np.testing.assert_allclose(r, tau_ext * (1.0 - np.exp(-gains * 0.1)), atol=1e-9)
+
+
+def test_irregular_sampling_keeps_the_estimate(setup):
+    """Samples dropped at random (steps of 1 to 4 ms): the estimate stays within tolerance."""
+    model = setup[0]
+    push = ('panda_link4', np.array([0.0, 25.0, 0.0]), PUSH_START, PUSH_END)
+    t, Q, QD, E, true = simulate(setup, 0.7, push=push, seed=4)
+    rng = np.random.default_rng(0)
+    keep = np.sort(np.concatenate([[0], rng.choice(np.arange(1, t.size), t.size // 2,
+                                                   replace=False)]))
+    assert np.diff(t[keep]).max() >= 0.004
+    r = observe_recording(model, t[keep], Q[keep], QD[keep], E[keep], gains=GAIN,
+                          effort_sampling=HELD)['r']
+    tk = t[keep]
+    settled = (tk >= PUSH_START + 0.05) & (tk < PUSH_END)
+    error = np.abs(r[settled] - true[keep][settled])
+    assert np.all(error <= np.maximum(0.05 * np.abs(true[keep][settled]), 0.2)), \
+        error.max(axis=0)
+
+
+def test_bad_samples_suspend_the_observer_and_say_why(setup):
+    """NaN, partial or missing efforts and a bad state are not used; short gaps are bridged."""
+    model = setup[0]
+    q = np.array([0.1, -0.4, 0.3, -2.1, 0.2, 1.7, 0.6, 0.02, 0.02])
+    zero = np.zeros(model.nv)
+    tau_ext = np.linspace(-1.0, 1.0, model.nv)
+    tau_m = gravity_torques(model, q) - tau_ext
+    obs = MomentumObserver(model, GAIN, max_gap=0.05)
+    assert np.all(obs.update(0.0, q, zero, tau_m) == 0.0)
+    bad = tau_m.copy()
+    bad[2] = np.nan
+    cases = [(bad, 'not finite'), (tau_m[:5], 'partial'), (None, 'no measured efforts')]
+    for k, (effort, reason) in enumerate(cases):
+        before = obs.r.copy()
+        assert obs.update(0.001 * (k + 1), q, zero, effort) is None
+        assert reason in obs.suspended
+        np.testing.assert_array_equal(obs.r, before)
+    q_bad = q.copy()
+    q_bad[0] = np.inf
+    assert obs.update(0.004, q_bad, zero, tau_m) is None and 'not finite' in obs.suspended
+    assert obs.update(0.0, q, zero, tau_m) is None or obs.note       # time went back
+    obs.reset()
+    obs.update(0.0, q, zero, tau_m)
+    for k in range(1, 51):                          # every 5th sample lost
+        obs.update(0.002 * k, q, zero, tau_m if k % 5 else None)
+    assert 'no measured efforts' in obs.suspended
+    r = obs.update(0.102, q, zero, tau_m)            # bridges 0.098 -> 0.102
+    assert obs.suspended == '' and obs.note == ''
+    np.testing.assert_allclose(r, tau_ext * (1.0 - np.exp(-GAIN * 0.102)), atol=1e-9)
+    r = obs.update(0.202, q, zero, tau_m)            # 100 ms gap > max_gap: restart
+    assert 'restarted' in obs.note and np.all(r == 0.0)
+    assert obs.update(0.203, q, zero, tau_m) is not None
+
+
+def test_absurd_gains_and_detector_settings_are_refused(setup):
+    """Gains <= 0, NaN or huge, wrong lengths, thresholds <= 0: ValueError naming them."""
+    model = setup[0]
+    for gains in (0.0, -5.0, np.nan, 1e9, [1.0, 2.0]):
+        with pytest.raises(ValueError, match='gains'):
+            MomentumObserver(model, gains)
+    names = model.joint_names
+    for thresholds in (0.0, -1.0, np.nan, [1.0, 2.0]):
+        with pytest.raises(ValueError, match='thresholds'):
+            CollisionDetector(names, thresholds)
+    with pytest.raises(ValueError, match='hysteresis'):
+        CollisionDetector(names, 1.0, hysteresis=1.0)
+
+
+def test_detector_hysteresis_and_minimum_duration():
+    """A blip shorter than min_duration is ignored; the collision ends below (1 - h) thr."""
+    det = CollisionDetector(('a', 'b'), [1.0, 2.0], hysteresis=0.25, min_duration=0.003)
+    events = []
+    signal = ([(0.0, 0.0)] * 3 + [(1.5, 0.0)] * 2 + [(0.0, 0.0)] * 3 + [(0.0, 2.5)] * 6
+              + [(1.2, 1.7)] * 3 + [(0.9, 1.6)] * 2 + [(0.7, 1.4)] * 2)
+    for k, (a, b) in enumerate(signal):
+        event = det.update(0.001 * k, np.array([a, -b]))
+        if event:
+            events.append((k, event))
+    assert [(k, e.kind, e.joints) for k, e in events] == [
+        (11, 'collision', ('b',)), (19, 'clear', ('b', 'a'))]
+    assert events[1][1].peak == {'b': 2.5, 'a': 1.2}
+    assert events[0][1].start == pytest.approx(0.008)
+    assert 'panda' not in events[0][1].describe() and "['b']" in events[0][1].describe()
+
+
+def test_observer_kernels_equal_their_numpy_forms():
+    """The two vector kernels of an observer step compute their documented numpy forms."""
+    from rnea_ros.core.kernels.observer import momentum_and_beta, residual_step
+    rng = np.random.default_rng(7)
+    n = 9
+    C, qd, g, arm, p, p_prev, beta_prev, tau, tau_prev, gains, r = (
+        rng.normal(size=(n, n)), *rng.normal(size=(8, n)), rng.uniform(1, 500, n),
+        rng.normal(size=n))
+    p0, r0 = p.copy(), r.copy()
+    beta = np.zeros(n)
+    assert momentum_and_beta(C, qd, g, arm, p, beta) == 0
+    np.testing.assert_allclose(p, p0 + arm * qd, rtol=1e-14)
+    np.testing.assert_allclose(beta, C.T @ qd - g, rtol=1e-12, atol=1e-14)
+    h = 0.0013
+    for held in (True, False):
+        r = r0.copy()
+        assert residual_step(p, p_prev, beta, beta_prev, tau, tau_prev, gains, h, held, r) == 0
+        hat = ((p - p_prev) / h - (beta + beta_prev) / 2
+               - (tau if held else (tau + tau_prev) / 2))
+        np.testing.assert_allclose(r, hat + np.exp(-gains * h) * (r0 - hat), rtol=1e-12)
+    p[0] = np.nan
+    assert residual_step(p, p_prev, beta, beta_prev, tau, tau_prev, gains, h, True, r) == 1
+
+
+def test_rnea_ros_observe_on_a_bag_reports_the_push_and_suggests_thresholds(
+        setup, tmp_path, capsys):
+    """A recorded push on a bag: `rnea-ros observe` names the collision; params file honoured."""
+    import json
+    from rnea_ros.analysis.analyze import write_joint_states
+    from rnea_ros.analysis.cli import main
+    from observer_sim import PANDA
+    model = setup[0]
+    push = ('panda_link5', np.array([0.0, 30.0, 0.0]), 0.3, 0.45, np.array([0.0, 0.0, 0.08]))
+    t, Q, QD, E, _ = simulate(setup, 0.6, push=push, seed=6)
+    bag = str(tmp_path / 'bag')
+    write_joint_states(bag, t + 50.0, list(model.joint_names), Q, QD, E)
+    params = tmp_path / 'params.yaml'
+    params.write_text('rnea:\n  ros__parameters:\n    observer_gains: [200.0]\n'
+                      '    observer_effort_sampling: held\n'
+                      f'    collision_thresholds: [{THRESHOLD}]\n')
+    assert main(['observe', bag, '--urdf', PANDA, '--params', str(params), '--json']) == 0
+    out = json.loads(capsys.readouterr().out)
+    starts = [e for e in out['events'] if e['kind'] == 'collision']
+    assert len(starts) == 1 and 0.3 <= starts[0]['t'] <= 0.32 and starts[0]['joints']
+    assert out['suspended'] == 0 and out['used'] == t.size
+    assert main(['observe', bag, '--urdf', PANDA, '--thresholds', '1e3', '--out',
+                 str(tmp_path / 'plots')]) == 0
+    text = capsys.readouterr().out
+    assert '0 collision(s)' in text and 'suggest' in text
+    assert (tmp_path / 'plots' / 'external_torques.png').is_file()
+    assert main(['observe', bag, '--urdf', PANDA, '--gains', '-3']) == 2
+    assert 'gains' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('n, damping', [(9, 0.0), (9, 0.05), (7, 2.0), (4, 0.05), (4, 0.0)])
+def test_damped_least_squares_kernel_equals_its_svd_form(n, damping):
+    """(J J^T + l^2 I)^-1 J r by Jacobi rotations = U diag(s / (s^2 + l^2)) V^T r (SVD)."""
+    from rnea_ros.core.kernels.observer import damped_least_squares
+    rng = np.random.default_rng(n)
+    for scale in (1.0, 1e-3):                    # well conditioned, then nearly singular
+        J = rng.normal(size=(6, n))
+        J[5] *= scale
+        r = rng.normal(size=n)
+        U, s, Vt = np.linalg.svd(J, full_matrices=False)
+        lam2 = max(0.0, damping ** 2 - s[-1] ** 2)
+        expected = U @ (s / (s ** 2 + lam2) * (Vt @ r))
+        F = np.empty(6)
+        assert damped_least_squares(J, r, damping, np.empty((6, 6)), np.empty((6, 6)),
+                                    np.empty(6), F) >= 0
+        np.testing.assert_allclose(F, expected, rtol=1e-8, atol=1e-8 * np.abs(expected).max())
+
+
+def test_floating_base_observer_sees_the_support_wrench_and_the_push():
+    """Floating panda at rest: base rows of r = support wrench g(q)[:6], joint rows = J^T F.
+
+    The base has no actuation: efforts are given for the joints only.
+    """
+    from observer_sim import PANDA
+    from rnea_ros import frame_jacobian, RobotModel
+    model = RobotModel.from_urdf_file(PANDA, floating_base=True)
+    q = np.concatenate([[0.1, -0.2, 0.3], [0.0, 0.0, np.sin(0.2), np.cos(0.2)],
+                        [0.1, -0.4, 0.3, -2.1, 0.2, 1.7, 0.6, 0.02, 0.02]])
+    wrench = np.array([3.0, -2.0, 5.0, 0.1, 0.2, -0.3])
+    tau_ext = frame_jacobian(model, q, 'panda_link6', reference='LOCAL').T @ wrench
+    g = gravity_torques(model, q)
+    effort = (g - tau_ext)[6:]                          # the joints' motors hold the arm
+    obs = MomentumObserver(model, GAIN)
+    zero = np.zeros(model.nv)
+    for k in range(101):
+        r = obs.update(0.001 * k, q, zero, effort)
+    expected = np.concatenate([g[:6], tau_ext[6:]]) * (1 - np.exp(-GAIN * 0.1))
+    np.testing.assert_allclose(r, expected, atol=1e-8)

@@ -1,0 +1,210 @@
+"""The rnea node's momentum observer with real rclpy (panda URDF, in-process, private domain).
+
+The arm is held still by a known wrench on a link: the measured efforts are g(q) - J^T F, so the
+observer's output is J^T F (1 - exp(-K t)) exactly, and the node's messages are compared with
+the library's observer run on the same samples.
+"""
+
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticStatus
+from geometry_msgs.msg import WrenchStamped
+import numpy as np
+import pytest
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rnea_ros import frame_jacobian, gravity_torques, inverse_dynamics, MomentumObserver
+from sensor_msgs.msg import JointState
+from std_srvs.srv import SetBool
+import test_node
+
+context, make, panda = test_node.context, test_node.make, test_node.panda   # the fixtures
+Q = np.array([0.1, -0.4, 0.3, -2.1, 0.2, 1.7, 0.6, 0.02, 0.02])
+WRENCH = np.array([4.0, -6.0, 9.0, 0.3, -0.2, 0.5])      # on panda_hand, its frame and origin
+GAIN = 200.0
+
+
+class Watch:
+    """The observer's topics as seen by the harness's peer node, and a stamped input helper."""
+
+    def __init__(self, h):
+        """Subscribe to ~/external_torques, ~/external_wrench and ~/collision."""
+        self.h = h
+        self.torques, self.wrenches, self.events = [], [], []
+        peer = h.peer
+        h.subs += [peer.create_subscription(JointState, '/rnea/external_torques',
+                                            self.torques.append, 100),
+                   peer.create_subscription(WrenchStamped, '/rnea/external_wrench',
+                                            self.wrenches.append, 100),
+                   peer.create_subscription(DiagnosticStatus, '/rnea/collision',
+                                            self.events.append, QoSProfile(
+                                                depth=10,
+                                                reliability=ReliabilityPolicy.RELIABLE))]
+        h.wait_connected()
+        self.k = 0
+
+    def send(self, q, effort, names=None, expect=True):
+        """Publish one joint state 1 ms after the previous; wait for its efforts answer."""
+        self.k += 1
+        msg = JointState(name=list(names or self.h.node._rt.model.joint_names),
+                         position=[float(x) for x in q], velocity=[0.0] * len(q),
+                         effort=[] if effort is None else [float(x) for x in effort])
+        msg.header.stamp = Time(sec=100, nanosec=self.k * 1_000_000)
+        self.h.pubs['joint_states'].publish(msg)
+        self.h.spin_until(lambda: any(m.header.stamp == msg.header.stamp
+                                      for m in self.h.efforts))
+        if expect:
+            self.h.spin_until(lambda: self.torque(self.k) is not None)
+        return self.k
+
+    def torque(self, k):
+        """Return the ~/external_torques message of input k, or None."""
+        for m in self.torques:
+            if m.header.stamp.sec == 100 and m.header.stamp.nanosec == k * 1_000_000:
+                return m
+        return None
+
+
+def _held(model, q, wrench=WRENCH, link='panda_hand'):
+    """Return (tau_ext = J^T F, measured efforts g(q) - tau_ext) of an arm held by a wrench."""
+    tau_ext = frame_jacobian(model, q, link, reference='LOCAL').T @ wrench
+    return tau_ext, gravity_torques(model, q) - tau_ext
+
+
+def test_external_torques_and_wrench_equal_the_library_with_the_input_stamps(make, panda):
+    """~/external_torques = the library observer on the same samples; the wrench = F (1-e^-Kt)."""
+    h = make(mode='gravity_compensation', observer_enabled=True, observer_gains=[GAIN],
+             external_wrench_frame='panda_hand')
+    w = Watch(h)
+    tau_ext, effort = _held(panda, Q)
+    library = MomentumObserver(panda, GAIN)
+    for k in range(1, 31):
+        w.send(Q, effort)
+        expected = library.update(100 + 0.001 * k, Q, np.zeros(panda.nv), effort)
+        np.testing.assert_allclose(w.torque(k).effort, expected, rtol=1e-9, atol=1e-9)
+        assert list(w.torque(k).name) == list(panda.joint_names)
+    np.testing.assert_allclose(expected, tau_ext * (1 - np.exp(-GAIN * 0.029)), atol=1e-9)
+    h.spin_until(lambda: w.wrenches)
+    last = w.wrenches[-1]
+    assert last.header.frame_id == 'panda_hand'
+    k = last.header.stamp.nanosec // 1_000_000
+    assert last.header.stamp.sec == 100 and 1 <= k <= 30
+    f, m = last.wrench.force, last.wrench.torque
+    np.testing.assert_allclose([f.x, f.y, f.z, m.x, m.y, m.z],
+                               WRENCH * (1 - np.exp(-GAIN * 0.001 * (k - 1))), atol=1e-6)
+    largest = float(np.abs(expected).max())
+
+    def diagnosed():
+        return [float(v.value) for d in h.diagnostics for s in d.status for v in s.values
+                if v.key == 'max_external_torque']
+    h.spin_until(lambda: any(x > 0.0 for x in diagnosed()), timeout=3.0)
+    assert max(diagnosed()) == pytest.approx(largest, rel=1e-3)
+
+
+def test_bad_efforts_suspend_the_observer_publish_nothing_and_say_why(make, panda):
+    """NaN, missing and partial efforts: no ~/external_torques for them, diagnostics explain."""
+    h = make(mode='gravity_compensation', observer_enabled=True)
+    w = Watch(h)
+    _, effort = _held(panda, Q)
+    w.send(Q, effort)
+    bad = effort.copy()
+    bad[3] = np.nan
+    cases = [(bad, None, 'not finite'), (None, None, 'carry no efforts'),
+             (effort[:7], panda.joint_names[:7], 'partial efforts')]
+    for values, names, reason in cases:
+        k = w.send(Q[:len(values)] if values is not None else Q, values, names, expect=False)
+        h.spin_for(0.05)
+        assert w.torque(k) is None
+        assert reason in h.node._observer.status
+    h.spin_until(lambda: any(v.key == 'observer' and 'suspended' in v.value
+                             for d in h.diagnostics for s in d.status for v in s.values),
+                 timeout=3.0)
+    assert all(np.all(np.isfinite(m.effort)) for m in w.torques)
+    w.send(Q, effort)                                   # resumes
+    assert h.node._observer.status == 'running'
+
+
+def test_absurd_observer_parameters_are_refused_and_the_old_ones_kept(make, panda):
+    """Gains <= 0, NaN, huge or of a wrong length, unknown reactions or frames: refused."""
+    h = make(mode='gravity_compensation', observer_enabled=True)
+    node = h.node
+    refused = [('observer_gains', [-1.0]), ('observer_gains', [float('nan')]),
+               ('observer_gains', [1e9]), ('observer_gains', [1.0, 2.0]),
+               ('collision_thresholds', [0.0]), ('collision_reaction', 'explode'),
+               ('collision_reaction', True), ('external_wrench_frame', 'no_such_link'),
+               ('collision_hysteresis', 1.5)]
+    for name, value in refused:
+        before = node.get_parameter(name).value
+        result = node.set_parameters([Parameter(name, value=value)])[0]
+        assert not result.successful and name in result.reason, (name, value, result.reason)
+        after = node.get_parameter(name).value
+        assert after == before or list(after) == list(before)
+    accepted = [('collision_reaction', False), ('collision_reaction', 'float'),
+                ('external_wrench_frame', 'panda_link8'), ('observer_gains', [50.0] * 9)]
+    for name, value in accepted:
+        assert node.set_parameters([Parameter(name, value=value)])[0].successful, name
+    w = Watch(h)
+    _, effort = _held(panda, Q)
+    w.send(Q, effort)
+    assert node._observer.observer.gains.tolist() == [50.0] * 9
+    assert node._observer.frame == 'panda_link8'          # merged into panda_link7
+
+
+def test_a_bare_off_from_yaml_is_accepted_as_off(make):
+    """collision_reaction given as boolean false (YAML's off) starts the node with 'off'."""
+    h = make(mode='gravity_compensation', observer_enabled=True, collision_reaction=False,
+             collision_thresholds=[1.0])
+    assert h.node._observer_diagnostics()['collision_reaction'] == 'off'
+
+
+@pytest.mark.parametrize('reaction', ['zero', 'hold', 'float'])
+def test_collision_event_names_the_joints_and_the_reaction_acts(make, panda, reaction):
+    """A push raises one ~/collision naming the joints; the reaction holds until ~/enable."""
+    topic = f'/test/observer_{reaction}'
+    h = make(mode='inverse_dynamics', command_topic=topic, observer_enabled=True,
+             observer_gains=[GAIN], collision_thresholds=[0.5], collision_min_duration=0.002,
+             collision_reaction=reaction, kp=[100.0], kd=[20.0], clamp_efforts=False)
+    h.watch_commands(topic)
+    w = Watch(h)
+    tau_ext, pushed = _held(panda, Q)
+    free = gravity_torques(panda, Q)
+    for _ in range(5):
+        w.send(Q, free)
+    assert not w.events and h.commands
+    for _ in range(15):
+        w.send(Q, pushed)
+    h.spin_until(lambda: w.events)
+    event = w.events[0]
+    joints = {v.value for v in event.values if v.key == 'joints'}.pop().split(', ')
+    above = {panda.joint_names[j] for j in np.flatnonzero(np.abs(tau_ext) > 0.5)}
+    assert event.level == DiagnosticStatus.ERROR and set(joints) <= above and joints
+    assert all(j in event.message for j in joints)
+    count = len(h.commands)
+    moved = Q + 0.01
+    w.send(moved, pushed)
+    h.spin_for(0.05)
+    if reaction == 'zero':
+        assert not any(h.commands[-1].data) and h.node.get_parameter('enabled').value is False
+        assert len(h.commands) == count
+    elif reaction == 'float':
+        np.testing.assert_allclose(h.commands[-1].data, gravity_torques(panda, moved),
+                                   rtol=1e-9)
+    else:
+        qdd = 100.0 * (Q - moved)
+        np.testing.assert_allclose(h.commands[-1].data,
+                                   inverse_dynamics(panda, moved, np.zeros(9), qdd), rtol=1e-9)
+    client = h.peer.create_client(SetBool, '/rnea/enable')
+    future = client.call_async(SetBool.Request(data=True))
+    h.spin_until(future.done)
+    assert not future.result().success and 'collision still in progress' in \
+        future.result().message
+    for _ in range(25):                                   # the push ends: collision clears
+        w.send(Q, free)
+    h.spin_until(lambda: len(w.events) == 2)
+    assert w.events[1].level == DiagnosticStatus.OK
+    future = client.call_async(SetBool.Request(data=True))
+    h.spin_until(future.done)
+    assert future.result().success
+    count = len(h.commands)
+    w.send(Q, free)
+    h.spin_until(lambda: len(h.commands) > count)
+    np.testing.assert_allclose(h.commands[-1].data, free, rtol=1e-9)   # the mode again
