@@ -74,3 +74,10 @@ def test_design_respects_limits_and_beats_its_random_start():
     tau = inverse_dynamics_batch(model, Q, QD, QDD)
     assert np.all(np.abs(tau) <= model.effort_limits)
     assert np.abs(QD[0]).max() < 1e-12 and np.abs(QD[-1]).max() < 1e-12
+
+
+def test_design_for_an_arm_with_rounded_joint_angles_is_well_conditioned():
+    """xarm7's URDF writes pi/2 as 1.5708: no spurious base column (condition was 6.3e6)."""
+    model = RobotModel.from_urdf_file(urdf_path('xarm_description/urdf/xarm7.urdf'))
+    traj = optimise_excitation(model, duration=10.0, restarts=4, iterations=3)
+    assert traj.info['condition_number'] < 1000.0

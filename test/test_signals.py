@@ -132,3 +132,18 @@ def test_decimation_keeps_the_rate_and_caps_the_samples():
     t = np.concatenate([b[0] for b in blocks])
     assert 900 <= t.size <= 1000 and stream.report.kept == t.size
     assert np.allclose(np.diff(t), stream.report.dt * stream.report.decimation)
+
+
+def test_a_robot_at_rest_repeating_its_state_is_not_a_logger_duplicate():
+    """Velocities exactly 0 and a repeated state: kept (a simulated robot standing still)."""
+    t = 100.0 + 1e-3 * np.arange(6000)
+    Q = np.zeros((t.size, 2))
+    QD = np.zeros((t.size, 2))
+    E = np.ones((t.size, 2))
+    moving = t > 103.0                                   # 3 s still, then a motion
+    Q[moving, 0] = np.sin(t[moving] - 103.0)
+    QD[moving, 0] = np.cos(t[moving] - 103.0)
+    QD[4000] = QD[3999]                                  # one logger duplicate while moving
+    Q[4000], E[4000] = Q[3999], E[3999]
+    (tg, *_), report = signals.condition(t, Q, QD, E, decimation=1)
+    assert report.repeated_states == 1 and report.gaps == 0 and tg.size == t.size

@@ -127,13 +127,14 @@ def combination_name(row, standard_names, lead):
 
 
 def base_parameters(model, friction=False, samples=None, seed=0, numbered=False,
-                    gravity=None, moving=None, hold=None):
+                    gravity=None, moving=None, hold=None, tol=1e-8, zero=1e-9):
     """Return the :class:`BaseParameters` of a model from the regressor of random states.
 
     ``friction=True`` includes the joint columns [Fv, Fs, Ia, off] (rotor inertia Ia of the first
     joint then combines with the first link's ZZ, as in Khalil and Dombre's tables).
     ``moving``/``hold``: only these joints move and only their efforts are used (the others
     are held at ``hold``, see :func:`random_states`): the base set of a partial excitation.
+    ``tol``, ``zero``: see :func:`base_from_regressor`.
     """
     rng = np.random.default_rng(seed)
     p = 10 * model.nbodies + (4 * model.njoints if friction else 0)
@@ -146,4 +147,4 @@ def base_parameters(model, friction=False, samples=None, seed=0, numbered=False,
         W = W.reshape(n, model.nv, -1)[:, rows, :].reshape(-1, W.shape[1])
     names = parameter_names(model, friction=friction, numbered=numbered)
     priority = khalil_priority(model.nbodies, model.njoints if friction else 0)
-    return base_from_regressor(W, names, priority)
+    return base_from_regressor(W, names, priority, tol=tol, zero=zero)

@@ -179,8 +179,9 @@ class _Design:
                              0.5 * (model.lower_limits + model.upper_limits), 0.0)
         self.t = np.linspace(0.0, 1.0 / f, points, endpoint=False)
         self.dense = np.linspace(0.0, 1.0 / f, 5 * points, endpoint=False)   # limits
+        from rnea_ros.analysis.identification import BASE_TOL
         self.base = base_parameters(model, friction=True, seed=seed, moving=self.index,
-                                    hold=self.hold)
+                                    hold=self.hold, tol=BASE_TOL, zero=BASE_TOL)   # as identify
         off = model.nv - model.njoints
         self.rows = off + self.index
         self.effort = model.effort_limits[self.index] * 0.9

@@ -376,6 +376,11 @@ def _run_identify(args):
                       friction=getattr(args, 'friction', 'auto'))
     x_nom = np.concatenate([inertial_parameters(model), joint_parameters(model)])
     summary = summarise(model, result, x_nom, train, validation)
+    summary['signals'] = {bag: r.to_dict() for bag, r in loaded.reports.items()}
+    if checked is not None:
+        summary['signals'].update({f'validation {bag}': r.to_dict()
+                                   for bag, r in checked.reports.items()})
+    summary['held_joints'] = loaded.held
     urdf_text = identified_urdf(xml, model, result.phi, result.joint_params)
     RobotModel.from_urdf_string(urdf_text)                    # it must load back
     params_text = node_parameters(model, result) if args.params_out else None
@@ -389,11 +394,6 @@ def _run_identify(args):
     if params_text is not None:
         write_atomic(args.params_out, params_text)
     summary['outputs'] = {'urdf': args.out, 'params': args.params_out, 'plots': plots}
-    summary['signals'] = {bag: r.to_dict() for bag, r in loaded.reports.items()}
-    if checked is not None:
-        summary['signals'].update({f'validation {bag}': r.to_dict()
-                                   for bag, r in checked.reports.items()})
-    summary['held_joints'] = loaded.held
     if args.json:
         print(json.dumps(summary, indent=2))
     else:

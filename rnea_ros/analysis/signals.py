@@ -6,7 +6,8 @@ efforts) goes through, chunk by chunk (memory does not grow with the recording):
 
 1. **Clean.**  A row whose stamp does not increase (repeated or out-of-order stamp) is dropped,
    and so is a row that repeats the previous row's state exactly (q, qd and effort: a logger
-   re-sending its last sample under a new stamp; that state belongs to the earlier stamp).
+   re-sending its last sample under a new stamp; that state belongs to the earlier stamp) while
+   its velocities say the robot moves (at rest, velocities exactly 0, a repeat is the truth).
 2. **Uniform grid.**  dt is the median interval of the clean stamps; q, qd and effort are
    linearly interpolated at t0 + k dt.  An interval longer than ``GAP`` dt is a gap: nothing
    is interpolated across it and the recording is split there into segments.
@@ -54,11 +55,13 @@ RATE_PER_CUTOFF = 5.0   # ... and this many times the highest cutoff
 MAX_SAMPLES = 150_000   # and at most this many samples in all
 
 
-def clean_rows(t, X, previous=None):
+def clean_rows(t, X, previous=None, moving=None):
     """Return (keep mask, repeated stamps, repeated states) of rows (t (N,), X (N, k)).
 
     A row is dropped when its stamp is not after the last kept stamp, or when X equals the
-    previous row's X exactly.  ``previous``: (t, x) of the row before the chunk, or None.
+    previous row's X exactly while ``moving`` (N,) says that a recorded velocity is not zero
+    (a robot at rest, velocities exactly 0, repeats its state legitimately; None: any repeat
+    is dropped).  ``previous``: (t, x) of the row before the chunk, or None.
     """
     t = np.asarray(t, dtype=float)
     n = t.size
@@ -69,6 +72,8 @@ def clean_rows(t, X, previous=None):
     same[1:] = np.all(X[1:] == X[:-1], axis=1)
     if previous is not None:
         same[0] = bool(np.all(X[0] == previous[1]))
+    if moving is not None:
+        same &= moving
     keep &= ~same
     last = -math.inf if previous is None else previous[0]
     running = np.maximum.accumulate(np.where(keep, t, -math.inf))
@@ -312,7 +317,10 @@ class Conditioner:
         order = np.argsort(t, kind='stable')
         if np.any(order != np.arange(t.size)):
             t, X = t[order], X[order]
-        keep, stamps, states = clean_rows(t, X, self.last_raw)
+        moving = None
+        if self.has_velocity:
+            moving = np.any(X[:, self.n:2 * self.n] != 0.0, axis=1)
+        keep, stamps, states = clean_rows(t, X, self.last_raw, moving)
         if t.size:          # (last kept stamp, last row's state) for the next chunk
             stamp = t[keep][-1] if keep.any() else self.last_raw[0]
             self.last_raw = (stamp, X[-1].copy())
@@ -394,8 +402,8 @@ class Conditioner:
             X = np.vstack([previous[1][None], X])
         if t.size < 2:
             return None, []
-        k_lo = max(k_from, int(math.ceil((t[0] - self.grid_t0) / self.dt - 1e-9)))
-        k_hi = int(math.floor((t[-1] - self.grid_t0) / self.dt + 1e-9))
+        k_lo = max(k_from, int(math.ceil((t[0] - self.grid_t0) / self.dt - 1e-6)))
+        k_hi = int(math.floor((t[-1] - self.grid_t0) / self.dt + 1e-6))
         runs = []
         if k_hi >= k_lo:
             k = np.arange(k_lo, k_hi + 1)
