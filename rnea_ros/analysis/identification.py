@@ -19,10 +19,16 @@ Gautier and Khalil 1990; Gautier 1997 for the weighting):
    WLS), with the prior: the base parameters are pulled toward their nominal values (a ridge
    in the columns scaled by the prior scales), so directions the data does not excite keep the
    nominal values instead of making the problem singular.  The held-out blocks give each
-   candidate's prediction error; the simplest candidate within 2 % of the best is chosen and
-   refitted on all samples.  The covariance gives the relative standard deviation ``%sigma``
-   of each base parameter, and the share of its variance the data removed: base parameters
-   the data leaves near the prior are reported as weakly excited, by name.
+   candidate's prediction error, on all held-out equations and on those of moving joints
+   (``|qd_j| >= band``, where every law applies).  A candidate is admissible when it predicts
+   the moving equations within 2 % of the best of them: a law that wins only in the stick band
+   (where a sticking joint's effort is anything static friction allows, e.g. a simulator's
+   friction constraint) does so by trading its offset against Coulomb asymmetry and biasing
+   the rigid body.  The simplest admissible candidate within 2 % of the best admissible error
+   on all held-out equations is chosen and refitted on all samples.  The covariance gives the
+   relative standard deviation ``%sigma`` of each base parameter, and the share of its
+   variance the data removed: base parameters the data leaves near the prior are reported as
+   weakly excited, by name.
 5. A physically consistent full parameter set: per body the pseudo-inertia
    ``J = [[Sigma, h], [h^T, m]]`` (``Sigma = tr(I)/2 1 - I``) is written ``J = U U^T`` with U
    upper triangular (the log-Cholesky parametrisation of Rucker and Wensing 2022: positive
@@ -51,6 +57,7 @@ POOR_CONDITION = 1000.0      # warn above this condition number of the base regr
 WEAK = 0.5                   # a base parameter the data decides less than this share of is weak
 BASE_TOL = 1e-5              # a column this close to the span of the others is not a base one
 PARSIMONY = 0.02             # a richer friction model must predict 2 % better to be chosen
+#                              (and may not predict the moving joints' equations 2 % worse)
 SMOOTH_SCALES = (0.01, 0.02, 0.05, 0.1)  # v_s tried for the tanh law, rad/s (or m/s)
 STRIBECK_RATIOS = (2.0, 5.0)             # v_st / v_s tried
 
@@ -660,9 +667,12 @@ def identify(model, Q, QD, QDD, E, band=STICK_BAND, prior=1.0, seed=0, friction=
 def _select(fits, A, c, yy, n, prior, moving, model):
     """Return (index of the chosen candidate, per-candidate held-out errors).
 
-    Each candidate is fitted on the training blocks and predicts every held-out equation
-    (slow ones included); the score is the weighted mean squared error, with the same weights
-    for every candidate.
+    Each candidate is fitted on the training blocks and predicts every held-out equation;
+    ``score`` is the weighted mean squared error on all of them (slow ones included),
+    ``score_moving`` on those outside the stick band, with the same weights for every candidate.
+    Admissible: ``score_moving`` within PARSIMONY of its best (a law must not buy its fit of
+    the stick band with worse predictions of the moving joints); chosen: the simplest
+    admissible candidate whose ``score`` is within PARSIMONY of the best admissible one.
     """
     rows = []
     first = fits[0].system(A, c, yy, n, fits[0].parts(False))
@@ -671,23 +681,36 @@ def _select(fits, A, c, yy, n, prior, moving, model):
         Af, cf, yf, nf = fit.system(A, c, yy, n, fit.parts(False))
         beta = weighted_least_squares(Af, cf, yf, nf, sigma_j, fit.beta_nom, fit.scale,
                                       prior)[0]
-        Ah, ch, yh, nh = fit.system(A, c, yy, n, fit.parts(True))
-        sse = np.array([yh[j] - 2.0 * beta @ ch[j] + beta @ Ah[j] @ beta
-                        for j in range(len(moving))])
-        sse = np.clip(sse, 0.0, None)
+        sse, nh = _held_out_sse(fit, beta, A, c, yy, n, fit.parts(True))
+        sse_moving, nm = _held_out_sse(fit, beta, A, c, yy, n, (2,))
         rms = np.sqrt(sse / np.maximum(nh, 1))
         rows.append({'name': fit.fm.name, 'parameters': list(fit.fm.parameter_names),
                      'holdout_rms': {model.joint_names[j]: float(r)
                                      for j, r in zip(moving, rms)},
-                     'score': float(np.sum(sse / sigma_j ** 2) / max(int(nh.sum()), 1))})
+                     'score': float(np.sum(sse / sigma_j ** 2) / max(int(nh.sum()), 1)),
+                     'score_moving': float(np.sum(sse_moving / sigma_j ** 2)
+                                           / max(int(nm.sum()), 1))})
+    moving_scores = np.array([r['score_moving'] for r in rows])
+    admissible = np.ones(len(rows), dtype=bool)
+    if n[2].sum() > 0:
+        admissible = moving_scores <= moving_scores.min() * (1.0 + PARSIMONY)
     if n[2:].sum() == 0:                     # nothing held out: the simplest
         best = 0
     else:
-        scores = np.array([r['score'] for r in rows])
+        scores = np.where(admissible, [r['score'] for r in rows], np.inf)
         best = int(np.flatnonzero(scores <= scores.min() * (1.0 + PARSIMONY))[0])
+    for r, ok in zip(rows, admissible):
+        r['admissible'] = bool(ok)
     for k, r in enumerate(rows):
         r['chosen'] = k == best
     return best, rows
+
+
+def _held_out_sse(fit, beta, A, c, yy, n, parts):
+    """Return per moving joint (sum of squared errors of beta, equations) over ``parts``."""
+    Ah, ch, yh, nh = fit.system(A, c, yy, n, parts)
+    sse = np.array([yh[j] - 2.0 * beta @ ch[j] + beta @ Ah[j] @ beta for j in range(len(nh))])
+    return np.clip(sse, 0.0, None), nh
 
 
 def _warnings(condition, weak):

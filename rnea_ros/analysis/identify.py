@@ -13,7 +13,8 @@
    or at ``--fixed joint=value`` (their parameters keep the nominal values);
 2. identifies the base parameters by weighted least squares with the nominal values as a
    prior (weakly excited directions keep them, and are named), for each candidate friction
-   model (``--friction``, default ``auto``: chosen by held-out prediction error), then a
+   model (``--friction``, default ``auto``: chosen by held-out prediction error, among the
+   models that predict the moving joints' equations within 2 % of the best), then a
    physically consistent full set with friction, offsets and rotor inertia
    (:mod:`rnea_ros.analysis.identification`);
 3. writes IDENTIFIED.urdf (:func:`rnea_ros.analysis.output.identified_urdf`) and PARAMS.yaml
@@ -283,13 +284,16 @@ def text_report(summary):
     models = summary.get('friction_models') or []
     if models:
         lines.append('friction models, RMS error on held-out blocks of the training data '
-                     '(N m or N), * = chosen (the simplest within 2 % of the best):')
+                     '(N m or N), * = chosen (the simplest within 2 % of the best), x = not '
+                     'admissible (predicts the moving joints > 2 % worse than the best):')
         joints = list(models[0]['holdout_rms'])
-        lines.append(f"  {'model':<18}" + ''.join(f'{n[-12:]:>13}' for n in joints))
+        lines.append(f"  {'model':<18}" + ''.join(f'{n[-12:]:>13}' for n in joints)
+                     + '   score (moving joints)')
         for m in models:
-            mark = '*' if m['chosen'] else ' '
+            mark = '*' if m['chosen'] else (' ' if m.get('admissible', True) else 'x')
             lines.append(f"{mark} {m['name']:<18}"
-                         + ''.join(f"{m['holdout_rms'][n]:13.4f}" for n in joints))
+                         + ''.join(f"{m['holdout_rms'][n]:13.4f}" for n in joints)
+                         + f"   {m['score']:.4g} ({m.get('score_moving', m['score']):.4g})")
     fm = summary['friction_model']
     lines.append(f"friction model {fm['name']}: tau_f = Fv(qd) qd + (Fs(qd) + Fx e(qd)) s(qd) "
                  f"+ offset, s = {'clip' if fm['law'] == 'linear' else 'tanh'}(qd / "
