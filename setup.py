@@ -18,13 +18,20 @@ setup(
         ('share/' + package_name + '/config', glob('config/*.yaml')),
         ('share/' + package_name + '/urdf', glob('urdf/*.urdf') + glob('urdf/*.yaml')),
     ],
-    install_requires=['setuptools', 'numpy', 'numba>=0.57', 'urdfdom-py', 'PyYAML', 'scipy'],
+    install_requires=['setuptools', 'numpy', 'numba>=0.57', 'urdfdom-py', 'PyYAML'],
     zip_safe=True,
     maintainer='rnea_ros developers',
     maintainer_email='rnea-ros@example.org',
     description='Recursive Newton-Euler robot dynamics and effort commands for ROS 2.',
     license='Apache-2.0',
-    extras_require={'test': ['pytest']},
+    # optional dependencies, each named by a one-line hint when missing (entry_points.py):
+    # `pip install .[identify]` for rnea-ros excite/identify, `.[analyze]` for rnea-ros analyze
+    extras_require={
+        'identify': ['scipy', 'rosbags', 'matplotlib'],
+        'analyze': ['scipy', 'rosbags', 'matplotlib'],
+        'sim': ['mujoco', 'matplotlib'],
+        'test': ['pytest'],
+    },
     entry_points={
         'console_scripts': [
             # rnea_ros.entry_points: a missing dependency is one line, not a traceback
@@ -34,6 +41,8 @@ setup(
             'mujoco_sim = rnea_ros.entry_points:mujoco_sim',
             'reference_trajectory = rnea_ros.entry_points:reference_trajectory',
             'add_ros2_control = rnea_ros.entry_points:add_ros2_control',
+            'trajectory_feedforward = rnea_ros.entry_points:trajectory_feedforward',
+            'feedforward_action_proxy = rnea_ros.entry_points:feedforward_action_proxy',
         ],
     },
 )

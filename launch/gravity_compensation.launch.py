@@ -2,7 +2,7 @@
 
     ros2 launch rnea_ros gravity_compensation.launch.py command_joints:=j1,j2,...  (required)
         [urdf_file:=robot.urdf] [params_file:=my_gravity_compensation.yaml]
-        [command_topic:=/effort_controller/commands] [namespace:=arm]
+        [command_topic:=effort_controller/commands] [namespace:=arm]
 
 Starts the rnea node in gravity_compensation mode with config/gravity_compensation.yaml: command
 output disabled until `ros2 service call /rnea/enable std_srvs/srv/SetBool "{data: true}"`,

@@ -1,7 +1,7 @@
 """Start the rnea node.
 
     ros2 launch rnea_ros rnea.launch.py [urdf_file:=robot.urdf] [mode:=gravity_compensation]
-        [params_file:=my.yaml] [command_topic:=/effort_controller/commands]
+        [params_file:=my.yaml] [command_topic:=effort_controller/commands]
         [command_joints:=j1,j2,...] [namespace:=arm] [use_sim_time:=true]
         [publish_robot_description:=true]
 

@@ -17,10 +17,12 @@ _EXPORTS = {
                                'inverse_dynamics', 'inverse_dynamics_batch',
                                'last_reaction_wrenches', 'reaction_wrenches'),
     'rnea_ros.core.floating_base': ('floating_base_inverse_dynamics',),
+    'rnea_ros.core.frame_acceleration': ('frame_acceleration', 'frame_motion', 'frame_velocity'),
     'rnea_ros.core.kinematics': ('frame_jacobian', 'frame_placement'),
     'rnea_ros.core.model': ('RobotModel', 'Workspace'),
     'rnea_ros.core.observer': ('MomentumObserver', 'CollisionDetector', 'external_wrench',
                                'WrenchEstimator', 'observe_recording'),
+    'rnea_ros.core.payload_estimation': ('PayloadEstimator', 'estimate_payload'),
     'rnea_ros.core.specs': ('JointSpec', 'LinkSpec'),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -29,8 +31,9 @@ __all__ = ['RobotModel', 'Workspace', 'LinkSpec', 'JointSpec', 'inverse_dynamics
            'inverse_dynamics_batch', 'reaction_wrenches', 'last_reaction_wrenches',
            'gravity_torques', 'bias_forces',
            'coriolis_torques', 'coriolis_matrix', 'mass_matrix', 'forward_dynamics',
-           'frame_placement', 'frame_jacobian',
-           'floating_base_inverse_dynamics',
+           'frame_placement', 'frame_jacobian', 'frame_velocity', 'frame_acceleration',
+           'frame_motion',
+           'floating_base_inverse_dynamics', 'PayloadEstimator', 'estimate_payload',
            'MomentumObserver', 'CollisionDetector', 'external_wrench', 'WrenchEstimator',
            'observe_recording']
 

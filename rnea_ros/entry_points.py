@@ -2,7 +2,9 @@
 
 ``rnea_ros/__init__.py`` imports the dynamics core lazily, so this module loads without numba;
 each script imports its module here and turns an ImportError into ``<program>: <reason>: <how to
-install>`` on stderr with exit code 1.
+install>`` on stderr with exit code 1.  Optional dependencies imported later, where they are used
+(scipy by ``excite`` and ``identify``, matplotlib for plots), get the same line when the script
+runs into them.
 """
 import importlib
 import signal
@@ -15,7 +17,17 @@ INSTALL_HINTS = {
     'urdf_parser_py': 'pip install urdfdom-py (rosdep key urdfdom_py)',
     'yaml': 'pip install PyYAML (rosdep key python3-yaml)',
     'matplotlib': 'pip install matplotlib (rosdep key python3-matplotlib)',
+    'scipy': 'pip install scipy (rosdep key python3-scipy)',
+    'rosbags': 'pip install rosbags (PyPI only)',
+    'control_msgs': 'it comes with ROS 2 (apt install ros-$ROS_DISTRO-control-msgs), not '
+                    'from PyPI',
 }
+
+
+def missing_optional(error):
+    """Return the optional dependency an ImportError says is missing, or None."""
+    name = (getattr(error, 'name', None) or '').split('.')[0]
+    return name if isinstance(error, ModuleNotFoundError) and name in INSTALL_HINTS else None
 
 
 def import_error_line(program, error):
@@ -50,7 +62,13 @@ def run(module_name, program, argv=None, early_stop=False):
     if stop:                        # Ctrl-C or SIGTERM while importing
         return 0
     options = {'stop': stop} if early_stop else {}
-    return module.main(**options) if argv is None else module.main(argv, **options)
+    try:        # optional dependencies are imported where they are used (scipy, matplotlib)
+        return module.main(**options) if argv is None else module.main(argv, **options)
+    except ModuleNotFoundError as error:
+        if missing_optional(error) is None:
+            raise
+        print(import_error_line(program, error), file=sys.stderr)
+        return 1
 
 
 def rnea_node():
@@ -76,6 +94,17 @@ def reference_trajectory():
 def rnea_ros_cli():
     """``rnea-ros``: torques and bag analysis from the command line."""
     sys.exit(run('rnea_ros.analysis.cli', 'rnea-ros'))
+
+
+def trajectory_feedforward():
+    """``trajectory_feedforward``: JointTrajectory in, the same with model efforts out."""
+    sys.exit(run('rnea_ros.feedforward.node', 'trajectory_feedforward', early_stop=True))
+
+
+def feedforward_action_proxy():
+    """``feedforward_action_proxy``: FollowJointTrajectory with efforts filled (control_msgs)."""
+    sys.exit(run('rnea_ros.feedforward.action_proxy', 'feedforward_action_proxy',
+                 early_stop=True))
 
 
 def add_ros2_control():

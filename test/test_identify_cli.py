@@ -63,7 +63,7 @@ def test_identify_writes_a_urdf_pinocchio_loads_and_params_for_the_node(bags, tm
     assert np.allclose(inverse_dynamics(model, q, qd, qdd), oracle.rnea(q, qd, qdd)[0],
                        atol=1e-8)
     assert pin.buildModelFromUrdf(str(out)).nv == 9
-    node = yaml.safe_load(params.read_text())['rnea']['ros__parameters']
+    node = yaml.safe_load(params.read_text())['/**']['ros__parameters']
     assert node['friction_joints'] == list(model.joint_names)
     assert len(node['friction_viscous']) == len(node['armature']) == 9
     assert min(node['friction_coulomb']) >= 0.0
@@ -75,6 +75,9 @@ def test_text_report_names_condition_and_residuals(bags, tmp_path, capsys):
     assert code == 0
     assert 'condition number of the base regressor' in out
     assert 'residual RMS on training data' in out and 'panda_joint7' in out
+    # Ia1 is identifiable only with ZZ1 (and YY2): flagged, the sum printed
+    assert '(Ia: see note)' in out and 'Ia[panda_joint1] is identifiable' in out
+    assert 'friction models, RMS error on held-out blocks' in out and '\n* ' in out
 
 
 @pytest.mark.parametrize('kind, message', [
@@ -92,3 +95,37 @@ def test_bad_recordings_exit_2_and_write_nothing(tmp_path, capsys, kind, message
     assert code == 2
     assert message in capsys.readouterr().err
     assert sorted(os.listdir(tmp_path)) == ['bag']
+
+
+def test_params_out_reaches_a_namespaced_node(bags, tmp_path, capsys):
+    """PARAMS.yaml sits under /** : a node started in namespace /left with it gets every value.
+
+    (Written under ``rnea:`` it matched only a node named /rnea, and a namespaced node silently
+    ran without the identified friction.)
+    """
+    rclpy = pytest.importorskip('rclpy')
+    from rnea_ros.node.rnea_node import RneaNode
+    from rnea_ros.node.runtime import load_model
+    params = tmp_path / 'p.yaml'
+    assert main(['identify', bags['train'], '--urdf', PANDA, '--out', str(tmp_path / 'id.urdf'),
+                 '--params-out', str(params), '--json']) == 0
+    summary = json.loads(capsys.readouterr().out)
+    (values,) = [v['ros__parameters'] for v in yaml.safe_load(params.read_text()).values()]
+    assert 'effort_offset' in values and values['friction_law'] in ('linear', 'tanh')
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, args=['--ros-args', '--params-file', str(params), '-r',
+                                  '__ns:=/left'], domain_id=int(os.environ.get('ROS_DOMAIN_ID',
+                                                                               '0')) or 97)
+    try:
+        node = RneaNode(context=ctx)
+        assert node.get_namespace() == '/left'
+        assert {name: node._cfg[name] for name in values} == values
+        model = load_model('file', PANDA, dict(node._cfg, urdf_file=PANDA))
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=ctx)
+    j = model.joint_names.index('panda_joint3')
+    row = summary['joints']['panda_joint3']
+    assert model.friction_table[j].tolist() == pytest.approx(
+        [row['Fv'], row['Fv-'], row['Fs'], row['Fs-'], row['Fx'], row['offset']], abs=1e-6)
+    assert model.armature[j] == pytest.approx(row['Ia'], abs=1e-9)

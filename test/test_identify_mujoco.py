@@ -77,7 +77,7 @@ def test_identification_from_mujoco_data_predicts_the_simulated_efforts():
     tv, Qv, QDv, Ev = simulate(mj, nominal, val, viscous, coulomb, 10.0)
     QDDv = smoothed_derivative(tv, QDv, 21)
     inner = slice(50, -50)                        # the derivative's ends are one-sided
-    err = np.sqrt(np.mean((predict(nominal, result.parameters(), Qv, QDv, QDDv) - Ev)[inner]
+    err = np.sqrt(np.mean((predict(nominal, result, Qv, QDv, QDDv) - Ev)[inner]
                           ** 2, axis=0))[:7]
     rms = np.sqrt(np.mean(Ev[inner] ** 2, axis=0))[:7]
     assert np.all(err <= np.maximum(0.03 * rms, 0.1)), (err, rms)

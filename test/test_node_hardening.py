@@ -130,8 +130,6 @@ def test_bad_joint_states_are_rejected_and_nothing_is_published_for_them(make, p
     (_robot([_link('a')], [_joint('j', 'a', 'nowhere')]), "'nowhere'"),
     (_robot([_link('a'), _link('b')], [_joint('j1', 'a', 'b'), _joint('j2', 'b', 'a')]),
      'no root link'),
-    (_robot([_link('a'), _link('b', mass=None), _link('c', mass=None)],
-            [_joint('j1', 'a', 'b'), _joint('j2', 'b', 'c', kind='fixed')]), 'massless'),
     (_robot([_link('a'), _link('b', ixx=-0.5)], [_joint('j', 'a', 'b')]), 'semi-definite'),
     (_robot([_link('a'), _link('b')], [_joint('j', 'a', 'b', kind='planar')]), 'planar'),
     (_robot([_link('a')], []), 'no moving joints'),

@@ -162,7 +162,7 @@ def test_wrenches_by_link_and_zero_clears():
     assert w.f_ext is None
     assert w.update('hand', [0, 0, -10, 0, 0, 0]) is None
     assert list(w.f_ext) == ['hand']
-    assert 'not a link' in w.update('elbow', [1, 0, 0, 0, 0, 0])
+    assert 'not a frame' in w.update('elbow', [1, 0, 0, 0, 0, 0])
     assert 'NaN' in w.update('hand', [math.nan, 0, 0, 0, 0, 0])
     np.testing.assert_array_equal(w.f_ext['hand'], [0, 0, -10, 0, 0, 0])
     w.update('hand', [0] * 6)

@@ -130,8 +130,9 @@ def test_description_refused_for_a_parameter_is_retried_when_it_becomes_valid(ma
     h = make(urdf_file='', mode='gravity_compensation',
              command_joints=['panda_joint1', 'no_such_joint'])
     h.description.publish(String(data=_panda_xml()))
-    h.spin_until(lambda: 'rejected' in h.node._last_error)
+    h.spin_until(lambda: 'invalid parameters' in h.node._last_error)
     assert h.node._rt is None and 'no_such_joint' in h.node._last_error
+    assert 'robot description' not in h.node._last_error
     assert h.node.set_parameters([Parameter('command_joints', value=ARM)])[0].successful
     h.spin_until(lambda: h.node._rt is not None)
     q, _ = _rest(panda)

@@ -4,20 +4,24 @@
 velocities, efforts) from a rosbag2 recording (mcap or sqlite3, through the ``rosbags`` library,
 no ROS installation needed), and for every sample:
 
-1. estimates the joint accelerations by a smoothed finite difference: a least-squares
-   polynomial (Savitzky-Golay, default order 2 over 11 samples, using the real time stamps) is
-   fitted to the measured velocities around each sample and differentiated at that sample
-   (positions are differentiated the same way when a bag has no velocities);
+1. conditions the signals as ``rnea-ros identify`` does (:mod:`rnea_ros.analysis.signals`):
+   logger duplicates dropped, a uniform time grid, the noise band estimated from the velocity
+   spectrum, zero-phase low-pass velocities and their derivative as accelerations (positions
+   are differentiated when a bag has no velocities); ``--cutoff HZ`` or a Savitzky-Golay
+   ``--window N`` override the estimate;
 2. computes the model efforts with :func:`inverse_dynamics_batch` (friction-free rigid body);
 3. prints per-joint RMS and maximum of the residual (measured - model);
 4. fits, by linear least squares on all joints at once, the residual as
-   ``m * Y_m(q, qd, qdd) + Fv_j qd_j + Fs_j sign(qd_j)``: a payload mass m at a named link
+   ``m * Y_m(q, qd, qdd) + Fv_j qd_j + Fs_j sign(qd_j) + off_j``: a payload mass m at a named link
    (default: the deepest link moved by a revolute joint, e.g. a wrist flange; centre of mass
    given, default the link origin; Y_m is the exact effort of a 1 kg point mass there, by
    linearity of the dynamics in the inertial parameters), and per joint viscous (Fv) and
-   Coulomb (Fs) friction.  sign() is the core's (linear inside |qd| < coulomb_band).  Fit
-   quality: R^2 of the residual explained, standard errors from the covariance
-   sigma^2 (A^T A)^-1 (they assume independent samples, so they are optimistic).
+   Coulomb (Fs) friction and an effort offset, with identify's estimation path
+   (:func:`fit_friction_payload`: the core's friction law, equations slower than 0.05 rad/s
+   left out as stick-slip, Fv and Fs >= 0).  Fit quality: R^2 of the residual explained,
+   standard errors from the covariance sigma^2 (A^T A)^-1 (they assume independent samples, so
+   they are optimistic).  :func:`payload_support` says when the data does not support a
+   payload at all (a model error rather than a payload);
    With ``--fit-com`` the centre of mass c is fitted too: Gauss-Newton on c, each round fitting
    m and a first-moment correction dh = m dc (columns (Y(c + d e_k) - Y(c - d e_k)) / 2d, exact
    for the first moment) around the current c; the payload is a point mass (its own
@@ -31,7 +35,11 @@ import os
 
 import numpy as np
 
+from rnea_ros.analysis import signals
+from rnea_ros.analysis.identification import (FrictionModel, STICK_BAND, SYMMETRIC,
+                                              usable_equations)
 from rnea_ros.core.dynamics import inverse_dynamics_batch
+from rnea_ros.core.friction import STRIBECK_VELOCITY
 from rnea_ros.core.payload import model_with_payload, Payload
 from rnea_ros.core.urdf import read_urdf
 
@@ -54,7 +62,46 @@ def read_joint_states(bag, topic='/joint_states'):
 
     ``t`` is the header stamp in seconds (the bag receive time when the stamp is zero).
     Messages whose joint names differ from the first message's are reordered to them; messages
-    lacking a joint are skipped.
+    lacking a joint are skipped.  Rows are sorted by stamp.  The whole recording is in memory:
+    long recordings are read with :func:`iter_joint_states`.
+    """
+    parts, names = [], None
+    for t, names, Q, QD, E in iter_joint_states(bag, topic, check=False):
+        parts.append((t, Q, QD, E))
+    total = sum(p[0].size for p in parts)
+    if total < 3:
+        raise ValueError(f'topic {topic!r} in {bag!r} has {total} usable messages; need >= 3')
+    t = np.concatenate([p[0] for p in parts])
+    order = np.argsort(t, kind='stable')
+    t = t[order]
+    columns = []
+    for k in (1, 2, 3):
+        values = [p[k] for p in parts]
+        columns.append(None if any(v is None for v in values)
+                       else np.concatenate(values)[order])
+    _check_finite(t, columns, topic)
+    return t, names, columns[0], columns[1], columns[2]
+
+
+def count_joint_states(bag, topic='/joint_states'):
+    """Return the number of messages on ``topic`` in a bag (from its index; 0 if unknown)."""
+    from pathlib import Path
+    from rosbags.highlevel import AnyReader
+    try:
+        with AnyReader([Path(bag)], default_typestore=_typestore()) as reader:
+            return sum(c.msgcount for c in reader.connections if c.topic == topic)
+    except Exception:  # noqa: B902 - the read itself reports bad bags
+        return 0
+
+
+def iter_joint_states(bag, topic='/joint_states', chunk=20_000, check=True):
+    """Yield (t, names, Q, QD, E) of ``chunk`` messages at a time (see :func:`read_joint_states`).
+
+    Rows are sorted by stamp within a chunk only.  Messages are decoded in bulk: those with the
+    byte layout of the first message of their length (same frame, names and array sizes) are
+    read as arrays from their CDR bytes (checked against the deserializer once per layout),
+    the others one by one.  Velocities/efforts are None when the first chunk lacks them (later
+    rows without them are skipped).  ``check``: raise on NaN/Inf, naming the sample.
     """
     from pathlib import Path
     typestore = _typestore()
@@ -71,48 +118,180 @@ def read_joint_states(bag, topic='/joint_states'):
             raise ValueError(f'bag {bag!r} has no topic {topic!r}; topics: {topics}')
         if any(c.msgtype != JOINT_STATE_TYPE for c in connections):
             raise ValueError(f'topic {topic!r} is not {JOINT_STATE_TYPE}')
+        decoder = _Decoder(reader)
+        raws, stamps, seen = [], [], 0
         try:
-            names, rows = _read_rows(reader, connections)
+            for connection, stamp_ns, raw in reader.messages(connections=connections):
+                raws.append((connection, raw))
+                stamps.append(stamp_ns)
+                if len(raws) >= chunk:
+                    out = decoder.decode(raws, stamps)
+                    raws, stamps = [], []
+                    if out is not None:
+                        if check:
+                            _check_finite(out[0], list(out[2:]), topic, seen)
+                        seen += out[0].size
+                        yield (out[0], decoder.names) + out[1:]
+            out = decoder.decode(raws, stamps) if raws else None
         except ValueError:
             raise
         except Exception as exc:  # noqa: B902 - a corrupted chunk raises anything (Overflow...)
             raise ValueError(f'cannot read bag {bag!r}: corrupted data ({type(exc).__name__}: '
                              f'{exc})') from None
+        if out is not None:
+            if check:
+                _check_finite(out[0], list(out[2:]), topic, seen)
+            yield (out[0], decoder.names) + out[1:]
     finally:
         reader.close()
-    if len(rows) < 3:
-        raise ValueError(f'topic {topic!r} in {bag!r} has {len(rows)} usable messages; need >= 3')
-    rows.sort(key=lambda row: row[0])
-    t = np.array([r[0] for r in rows])
-    columns = []
-    for k in (1, 2, 3):
-        values = [r[k] for r in rows]
-        columns.append(None if any(v is None for v in values) else np.array(values))
-    if columns[0] is None:
-        raise ValueError(f'joint states on {topic!r} carry no positions')
-    _check_finite(t, columns, topic)
-    return t, names, columns[0], columns[1], columns[2]
 
 
-def _read_rows(reader, connections):
-    names, rows = None, []
-    for connection, stamp_ns, raw in reader.messages(connections=connections):
-        msg = reader.deserialize(raw, connection.msgtype)
+def _cdr_layout(raw):
+    """Return (names, [(offset, count)] of position/velocity/effort, end of the header part).
+
+    ``raw``: a little-endian CDR sensor_msgs/JointState (4 bytes of encapsulation, then
+    stamp sec/nanosec, frame_id, name[], position[], velocity[], effort[]; alignment relative
+    to byte 4).  None when it is not little-endian.
+    """
+    raw = bytes(raw)
+    if len(raw) < 12 or raw[1] != 1:
+        return None
+
+    def u32(pos):
+        pos = 4 + ((pos - 4 + 3) & ~3)
+        return int.from_bytes(raw[pos:pos + 4], 'little'), pos + 4
+
+    n, pos = u32(12)                        # frame_id
+    pos += n
+    count, pos = u32(pos)
+    names = []
+    for _ in range(count):
+        n, pos = u32(pos)
+        names.append(raw[pos:pos + n - 1].decode('utf-8'))
+        pos += n
+    arrays, header_end = [], None
+    for _ in range(3):
+        count, pos = u32(pos)
+        if header_end is None:
+            header_end = pos
+        if count:
+            pos = 4 + ((pos - 4 + 7) & ~7)
+        arrays.append((pos, count))
+        pos += 8 * count
+    return names, arrays, pos
+
+
+class _Decoder:
+    """Decode chunks of raw JointState messages into arrays (see :func:`iter_joint_states`)."""
+
+    def __init__(self, reader):
+        self.reader = reader
+        self.names = None
+        self.present = None             # (velocity, effort) present in the first chunk
+        self.layouts = {}               # raw length -> (prefix bytes, layout, order) or None
+
+    def decode(self, raws, stamps):
+        """Return (t, Q, QD, E) of the usable messages sorted by stamp, or None."""
+        rows_t, rows = [], [[], [], []]
+        groups = {}
+        for k, (_, raw) in enumerate(raws):
+            groups.setdefault(len(raw), []).append(k)
+        slow = []
+        for length, index in groups.items():
+            layout = self._layout(raws[index[0]], length)
+            if layout is None:
+                slow += index
+                continue
+            prefix, arrays, order = layout
+            if order is None:
+                continue
+            block = np.frombuffer(b''.join(bytes(raws[k][1]) for k in index),
+                                  dtype=np.uint8).reshape(len(index), length)
+            same = np.all(block[:, 12:len(prefix)] == prefix[12:], axis=1)
+            slow += [index[k] for k in np.flatnonzero(~same)]
+            block = block[same]
+            idx = np.asarray(index)[same]
+            sec = block[:, 4:8].copy().view('<i4')[:, 0].astype(float)
+            nsec = block[:, 8:12].copy().view('<u4')[:, 0].astype(float)
+            t = sec + 1e-9 * nsec
+            log = 1e-9 * np.asarray(stamps, dtype=float)[idx]
+            rows_t.append(np.where(t > 0.0, t, log))
+            for f, (offset, count) in enumerate(arrays):
+                if count == len(self.names):
+                    values = block[:, offset:offset + 8 * count].copy().view('<f8')
+                    rows[f].append(values[:, order])
+                else:
+                    rows[f].append(None)
+        for k in slow:
+            row = self._slow(*raws[k], stamps[k])
+            if row is not None:
+                rows_t.append(np.array([row[0]]))
+                for f in range(3):
+                    rows[f].append(None if row[1 + f] is None else row[1 + f][None])
+        if not rows_t:
+            return None
+        t = np.concatenate(rows_t)
+        if self.present is None:
+            self.present = tuple(all(v is not None for v in rows[f]) for f in (1, 2))
+        use = [True] * len(rows_t)
+        for f, present in zip((1, 2), self.present):
+            if present:
+                use = [u and v is not None for u, v in zip(use, rows[f])]
+        keep = np.concatenate([np.full(r.size, u) for r, u in zip(rows_t, use)])
+        if rows[0] and any(v is None for v in rows[0]):
+            raise ValueError('joint states carry no positions')
+        out = [t[keep]]
+        for f, present in ((0, True), (1, self.present[0]), (2, self.present[1])):
+            out.append(np.concatenate([v for v, u in zip(rows[f], use) if u])
+                       if present else None)
+        if out[0].size == 0:
+            return None
+        order = np.argsort(out[0], kind='stable')
+        return tuple(None if v is None else v[order] for v in out)
+
+    def _layout(self, item, length):
+        if length not in self.layouts:
+            connection, raw = item
+            layout = _cdr_layout(raw)
+            if layout is not None:
+                names, arrays, end = layout
+                msg = self.reader.deserialize(raw, connection.msgtype)
+                if self.names is None:
+                    self.names = list(msg.name)
+                ok = end == len(raw) and names == list(msg.name) and all(
+                    np.array_equal(np.frombuffer(bytes(raw[o:o + 8 * c]), '<f8'),
+                                   np.asarray(v, dtype=float))
+                    for (o, c), v in zip(arrays, (msg.position, msg.velocity, msg.effort)))
+                if ok:
+                    index = {n: i for i, n in enumerate(names)}
+                    order = (None if any(n not in index for n in self.names)
+                             else [index[n] for n in self.names])
+                    prefix = np.frombuffer(bytes(raw[:arrays[0][0]]), dtype=np.uint8)
+                    layout = (prefix, arrays, order)
+                else:
+                    layout = None
+            self.layouts[length] = layout
+        return self.layouts[length]
+
+    def _slow(self, connection, raw, stamp_ns):
+        """Return (t, q, qd, e) of one message by the deserializer, or None (joints lacking)."""
+        msg = self.reader.deserialize(raw, connection.msgtype)
         stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        if names is None:
-            names = list(msg.name)
+        if self.names is None:
+            self.names = list(msg.name)
         index = {n: i for i, n in enumerate(msg.name)}
-        if any(n not in index for n in names):
-            continue
-        order = [index[n] for n in names]
-        rows.append((stamp if stamp > 0.0 else 1e-9 * stamp_ns,
-                     _field(msg.position, order), _field(msg.velocity, order),
-                     _field(msg.effort, order)))
-    return names, rows
+        if any(n not in index for n in self.names):
+            return None
+        order = [index[n] for n in self.names]
+        return (stamp if stamp > 0.0 else 1e-9 * stamp_ns, _field(msg.position, order),
+                _field(msg.velocity, order), _field(msg.effort, order))
 
 
-def _check_finite(t, columns, topic):
-    """Raise ValueError naming the first sample with NaN or Inf (a bag is evidence: no guess)."""
+def _check_finite(t, columns, topic, first=0):
+    """Raise ValueError naming the first sample with NaN or Inf (a bag is evidence: no guess).
+
+    ``first``: the index of the first row in the whole recording (chunks).
+    """
     for label, values in zip(('stamp', 'position', 'velocity', 'effort'), [t] + columns):
         if values is None:
             continue
@@ -121,8 +300,9 @@ def _check_finite(t, columns, topic):
             bad = bad.any(axis=1)
         if bad.any():
             k = int(np.argmax(bad))
-            raise ValueError(f'{topic!r}: {label} of sample {k} (t = {t[k]:.9f} s) is not '
-                             f'finite ({int(bad.sum())} samples affected); clean the bag first')
+            raise ValueError(f'{topic!r}: {label} of sample {first + k} (t = {t[k]:.9f} s) is '
+                             f'not finite ({int(bad.sum())} samples affected); clean the bag '
+                             'first')
 
 
 def _field(values, order):
@@ -132,22 +312,71 @@ def _field(values, order):
 
 def write_joint_states(path, t, names, Q, QD, E, topic='/joint_states', storage='mcap'):
     """Write JointState messages (one per row, header stamp = t) to a new rosbag2 at ``path``."""
-    from rosbags.rosbag2 import StoragePlugin, Writer
-    typestore = _typestore()
-    JointState = typestore.types[JOINT_STATE_TYPE]
-    Header = typestore.types['std_msgs/msg/Header']
-    Time = typestore.types['builtin_interfaces/msg/Time']
-    plugin = {'mcap': StoragePlugin.MCAP, 'sqlite3': StoragePlugin.SQLITE3}[storage]
-    with Writer(path, version=9, storage_plugin=plugin) as writer:
-        connection = writer.add_connection(topic, JOINT_STATE_TYPE, typestore=typestore)
-        for k in range(len(t)):
-            ns = int(round(t[k] * 1e9))
-            msg = JointState(header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9),
-                                           frame_id=''),
-                             name=list(names), position=np.asarray(Q[k], dtype=float),
-                             velocity=np.asarray(QD[k], dtype=float),
-                             effort=np.asarray(E[k], dtype=float))
-            writer.write(connection, ns, typestore.serialize_cdr(msg, JOINT_STATE_TYPE))
+    with JointStateWriter(path, names, topic, storage) as writer:
+        writer.write(t, Q, QD, E)
+
+
+class JointStateWriter:
+    """A new rosbag2 of JointState messages written in chunks (long recordings).
+
+    ``with JointStateWriter(path, names) as w: w.write(t, Q, QD, E)`` (any number of calls).
+    Messages are encoded in bulk: the first row by the serializer, the others by filling its
+    CDR bytes (stamp and arrays) with numpy; each chunk's first row is checked against the
+    serializer.
+    """
+
+    def __init__(self, path, names, topic='/joint_states', storage='mcap'):
+        """Open the bag (it must not exist)."""
+        from rosbags.rosbag2 import StoragePlugin, Writer
+        self.typestore = _typestore()
+        self.names = list(names)
+        plugin = {'mcap': StoragePlugin.MCAP, 'sqlite3': StoragePlugin.SQLITE3}[storage]
+        self.writer = Writer(path, version=9, storage_plugin=plugin)
+        self.writer.open()
+        self.connection = self.writer.add_connection(topic, JOINT_STATE_TYPE,
+                                                     typestore=self.typestore)
+
+    def _serialize(self, ns, q, qd, e):
+        types = self.typestore.types
+        msg = types[JOINT_STATE_TYPE](
+            header=types['std_msgs/msg/Header'](
+                stamp=types['builtin_interfaces/msg/Time'](sec=ns // 10**9,
+                                                           nanosec=ns % 10**9),
+                frame_id=''),
+            name=list(self.names), position=np.asarray(q, dtype=float),
+            velocity=np.asarray(qd, dtype=float), effort=np.asarray(e, dtype=float))
+        return bytes(self.typestore.serialize_cdr(msg, JOINT_STATE_TYPE))
+
+    def write(self, t, Q, QD, E):
+        """Append rows (t in s; Q, QD, E (N, n) arrays, (N, 0) for a field left empty)."""
+        t = np.asarray(t, dtype=float)
+        if t.size == 0:
+            return
+        ns = np.round(t * 1e9).astype(np.int64)
+        fields = [np.asarray(X, dtype=float).reshape(t.size, -1) for X in (Q, QD, E)]
+        first = self._serialize(int(ns[0]), *(X[0] for X in fields))
+        layout = _cdr_layout(first)
+        block = np.tile(np.frombuffer(first, dtype=np.uint8), (t.size, 1))
+        block[:, 4:8] = (ns // 10**9).astype('<i4')[:, None].view(np.uint8)
+        block[:, 8:12] = (ns % 10**9).astype('<u4')[:, None].view(np.uint8)
+        for (offset, count), X in zip(layout[1], fields):
+            block[:, offset:offset + 8 * count] = np.ascontiguousarray(
+                X, dtype='<f8').view(np.uint8)
+        assert bytes(block[0]) == first
+        for k in range(t.size):
+            self.writer.write(self.connection, int(ns[k]), block[k].tobytes())
+
+    def close(self):
+        """Finish the bag."""
+        self.writer.close()
+
+    def __enter__(self):
+        """Return the writer."""
+        return self
+
+    def __exit__(self, *exc):
+        """Close the bag."""
+        self.close()
 
 
 # -- signal processing --------------------------------------------------------------------------
@@ -217,7 +446,7 @@ def _fit_point_mass(urdf_xml, model, Q, QD, QDD, R, link, com, gravity, fit, rou
     for _ in range(rounds):
         Y = payload_regressor(urdf_xml, model, Q, QD, QDD, link, com, gravity)
         fit = fit_friction_payload(R, QD, np.concatenate([Y[:, :, None], H], axis=2),
-                                   model.coulomb_band)
+                                   model.coulomb_band, law=model.friction_law)
         if not fit['payload_mass'] > 0.0:
             raise ValueError('the fitted payload mass is not positive: no centre of mass')
         com = com + fit['payload_first_moment'] / fit['payload_mass']
@@ -238,33 +467,45 @@ def default_payload_link(model):
     return model.body_links[max(rotary, key=lambda b: (depth[b], b))]
 
 
-def fit_friction_payload(R, QD, Y, band=0.01):
-    """Least squares R ~ m Y + Fv qd + Fs sign(qd) per joint; return a dict of estimates.
+def fit_friction_payload(R, QD, Y, band=0.01, stick=STICK_BAND, law='linear'):
+    """Fit R ~ m Y + Fv qd + Fs s(qd) + off per joint; return a dict of estimates.
 
     R, QD are (N, n) residuals and velocities, Y the (N, n) or (N, n, p) payload regressor
-    (None: no payload term; with p = 4 the columns are m and h = m c).  Returns the estimates,
-    their standard errors, R^2 of the residual explained and the residual left after the fit.
+    (None: no payload term; with p = 4 the columns are m and h = m c).  The friction columns
+    and the stick-slip rule are identify's (:mod:`rnea_ros.analysis.identification`: the
+    symmetric law of :mod:`rnea_ros.core.friction` with sign scale ``band``, equations with
+    ``|qd_j| < stick`` left out, Fv and Fs kept >= 0): one estimation path.  Returns the
+    estimates, their standard errors, R^2 of the residual explained (on the equations used) and
+    the residual left after the fit (all samples).
     """
+    from scipy.optimize import lsq_linear
     N, n = R.shape
-    blocks = []
     k = 0
+    blocks = []
     if Y is not None:
         Y = Y.reshape(N, n, -1)
         k = Y.shape[2]
         blocks.append(Y.reshape(N * n, k))
+    fm = FrictionModel('coulomb', law, band, STRIBECK_VELOCITY, SYMMETRIC)
+    F = fm.columns(QD, np.zeros_like(QD))[..., :3]            # (N, n, [Fv, Fs, off])
     eye = np.eye(n)
-    sign = np.clip(QD / band, -1.0, 1.0)
-    blocks.append((QD[:, :, None] * eye).reshape(N * n, n))
-    blocks.append((sign[:, :, None] * eye).reshape(N * n, n))
+    for c in range(3):
+        blocks.append((F[:, :, c, None] * eye).reshape(N * n, n))
     A = np.hstack(blocks)
     b = R.reshape(N * n)
-    x, *_ = np.linalg.lstsq(A, b, rcond=None)
-    left = b - A @ x
-    dof = max(A.shape[0] - A.shape[1], 1)
+    use = usable_equations(QD, stick).reshape(N * n)
+    lower = np.full(A.shape[1], -np.inf)
+    lower[k:k + 2 * n] = 0.0                                  # Fv, Fs >= 0
+    Au, bu = A[use], b[use]
+    x = lsq_linear(Au, bu, bounds=(lower, np.inf), lsmr_tol='auto').x if use.any() \
+        else np.zeros(A.shape[1])
+    left = bu - Au @ x
+    dof = max(Au.shape[0] - A.shape[1], 1)
     sigma2 = left @ left / dof
-    cov = sigma2 * np.linalg.pinv(A.T @ A)
+    cov = sigma2 * np.linalg.pinv(Au.T @ Au)
     stderr = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    total = np.sum((b - b.mean()) ** 2)
+    total = np.sum((bu - bu.mean()) ** 2)
+    after = (b - A @ x).reshape(N, n)
     return {
         'payload_mass': float(x[0]) if Y is not None else None,
         'payload_mass_stderr': float(stderr[0]) if Y is not None else None,
@@ -272,25 +513,69 @@ def fit_friction_payload(R, QD, Y, band=0.01):
         'payload_first_moment': x[1:4] if k == 4 else None,
         'payload_first_moment_stderr': stderr[1:4] if k == 4 else None,
         'viscous': x[k:k + n], 'viscous_stderr': stderr[k:k + n],
-        'coulomb': x[k + n:], 'coulomb_stderr': stderr[k + n:],
+        'coulomb': x[k + n:k + 2 * n], 'coulomb_stderr': stderr[k + n:k + 2 * n],
+        'offset': x[k + 2 * n:], 'offset_stderr': stderr[k + 2 * n:],
         'r2': float(1.0 - left @ left / total) if total > 0 else float('nan'),
-        'rms_after': np.sqrt(np.mean(left.reshape(N, n) ** 2, axis=0)),
+        'rss': float(left @ left), 'equations': int(use.sum()),
+        'rms_after': np.sqrt(np.mean(after ** 2, axis=0)),
         'fitted': (A @ x).reshape(N, n),
     }
 
 
+def payload_support(R, QD, Y, fit, band=0.01, law='linear'):
+    """Return (supported, reasons, details): whether the data supports a payload at all.
+
+    A payload explains the rigid-body residual with one mass at one place, the same for every
+    joint.  When the residual is a model error instead (the URDF's inertials), a payload term
+    still takes some mass: then it explains little of what friction and offsets leave, and the
+    joints disagree on the mass (each joint's own fit).  Supported when the mass is positive
+    beyond 3 standard errors, the payload term removes at least half of the residual that
+    friction and offsets leave, and the joints whose payload column is strong agree on the
+    mass within 25 %.
+    """
+    none = fit_friction_payload(R, QD, None, band, law=law)
+    explained = 1.0 - fit['rss'] / none['rss'] if none['rss'] > 0 else 0.0
+    Y = Y.reshape(R.shape[0], R.shape[1], -1)[:, :, 0]
+    strength = np.sqrt(np.mean(Y ** 2, axis=0))
+    strong = np.flatnonzero(strength >= 0.2 * strength.max())
+    masses = []
+    for j in strong:
+        one = fit_friction_payload(R[:, [j]], QD[:, [j]], Y[:, [j]], band, law=law)
+        masses.append(one['payload_mass'])
+    masses = np.array(masses)
+    m, sd = fit['payload_mass'], fit['payload_mass_stderr']
+    spread = float(np.ptp(masses) / abs(m)) if m and masses.size > 1 else 0.0
+    reasons = []
+    if not m > 3.0 * sd:
+        reasons.append(f'the mass {m:.4g} kg is not positive beyond 3 standard errors')
+    if explained < 0.5:
+        reasons.append(f'the payload term explains only {100 * explained:.0f} % of the '
+                       'residual that friction and offsets leave')
+    if spread > 0.25:
+        reasons.append(f'the joints disagree on its mass ({masses.min():.3g} to '
+                       f'{masses.max():.3g} kg)')
+    details = {'explained': float(explained), 'joint_masses': masses.tolist(),
+               'joints': strong.tolist(), 'spread': spread}
+    return not reasons, reasons, details
+
+
 def analyze(urdf_xml, t, names, Q, QD, E, payload_link=None, payload_com=(0.0, 0.0, 0.0),
-            window=11, order=2, gravity=None, fit_payload=True, fit_com=False):
-    """Run the analysis on arrays (bag order ``names``); return a dict of results (see module)."""
+            window=None, order=2, gravity=None, fit_payload=True, fit_com=False, cutoff=None):
+    """Run the analysis on arrays (bag order ``names``); return a dict of results (see module).
+
+    The signals are conditioned as identify's (:func:`rnea_ros.analysis.signals.condition`:
+    duplicates dropped, uniform grid, estimated or given ``cutoff``, or a Savitzky-Golay
+    ``window``); the results are on that grid.
+    """
     if E is None:
         raise ValueError('the joint states carry no efforts: nothing to compare with')
     model = model_with_payload(urdf_xml)
     if model.floating_base:
         raise ValueError('analyze supports fixed-base robots only')
     cols = model_order(names, model)
-    Q, E = Q[:, cols], E[:, cols]
-    QD = smoothed_derivative(t, Q, window, order) if QD is None else QD[:, cols]
-    QDD = smoothed_derivative(t, QD, window, order)
+    (t, Q, QD, QDD, E), signal_report = signals.condition(
+        t, Q[:, cols], None if QD is None else QD[:, cols], E[:, cols], model.joint_names,
+        cutoff=cutoff, window=window, decimation=1)
     TAU = inverse_dynamics_batch(model, Q, QD, QDD, gravity=gravity)
     R = E - TAU
     link = payload_link or default_payload_link(model)
@@ -299,38 +584,50 @@ def analyze(urdf_xml, t, names, Q, QD, E, payload_link=None, payload_com=(0.0, 0
     Y, com = None, np.asarray(payload_com, dtype=float)
     if fit_payload:
         Y = payload_regressor(urdf_xml, model, Q, QD, QDD, link, com, gravity)
-    fit = fit_friction_payload(R, QD, Y, model.coulomb_band)
+    fit = fit_friction_payload(R, QD, Y, model.coulomb_band, law=model.friction_law)
     if fit_payload and fit_com:
         fit, com = _fit_point_mass(urdf_xml, model, Q, QD, QDD, R, link, com, gravity, fit)
+        Y = payload_regressor(urdf_xml, model, Q, QD, QDD, link, com, gravity)
+    if fit_payload:
+        fit['payload_supported'], fit['payload_reasons'], fit['payload_check'] = \
+            payload_support(R, QD, Y, fit, model.coulomb_band, model.friction_law)
     return {'model': model, 't': t - t[0], 'Q': Q, 'QD': QD, 'QDD': QDD, 'E': E, 'TAU': TAU,
             'residual': R, 'rms': np.sqrt(np.mean(R ** 2, axis=0)),
             'max': np.max(np.abs(R), axis=0), 'payload_link': link if fit_payload else None,
             'payload_com': tuple(com.tolist()), 'com_fitted': bool(fit_com and fit_payload),
-            'fit': fit, 'window': window, 'order': order}
+            'fit': fit, 'window': window, 'order': order, 'signals': signal_report}
 
 
 def report(result):
     """Return the analysis as readable text."""
     model, fit = result['model'], result['fit']
     t = result['t']
-    lines = [f'{model!r}: {t.size} samples over {t[-1]:.3f} s',
-             'accelerations: Savitzky-Golay derivative of the velocities, order '
-
-             f"{result['order']}, {result['window']} samples",
-             '', 'residual = measured - model effort (rigid body, no friction, no payload)',
-             f"{'joint':<24}{'rms':>10}{'max':>10}{'Fv':>10}{'+-':>8}{'Fs':>10}{'+-':>8}"
-             f"{'rms after':>11}"]
+    lines = [f'{model!r}: {t.size} samples over {t[-1]:.3f} s']
+    lines += result['signals'].lines()
+    lines += ['', 'residual = measured - model effort (rigid body, no friction, no payload)',
+              f"{'joint':<24}{'rms':>10}{'max':>10}{'Fv':>10}{'+-':>8}{'Fs':>10}{'+-':>8}"
+              f"{'offset':>10}{'rms after':>11}"]
     for j, name in enumerate(model.joint_names):
         lines.append(f"{name:<24}{result['rms'][j]:10.4f}{result['max'][j]:10.4f}"
                      f"{fit['viscous'][j]:10.4f}{fit['viscous_stderr'][j]:8.4f}"
                      f"{fit['coulomb'][j]:10.4f}{fit['coulomb_stderr'][j]:8.4f}"
-                     f"{fit['rms_after'][j]:11.4f}")
-    lines.append('units: N m (N for prismatic joints); Fv in N m s/rad, Fs in N m')
+                     f"{fit['offset'][j]:10.4f}{fit['rms_after'][j]:11.4f}")
+    lines.append('units: N m (N for prismatic joints); Fv in N m s/rad, Fs and offset in N m; '
+                 f'equations with |qd| < {STICK_BAND} rad/s left out of the fit (stick-slip), '
+                 'as in rnea-ros identify')
     if fit['payload_mass'] is not None:
         com = ', '.join(f'{c:.4f}' for c in result['payload_com'])
         how = 'fitted' if result['com_fitted'] else 'given'
-        lines.append(f"payload at {result['payload_link']} (com [{com}] m, {how}): "
-                     f"{fit['payload_mass']:.4f} +- {fit['payload_mass_stderr']:.4f} kg")
+        if fit.get('payload_supported', True):
+            lines.append(f"payload at {result['payload_link']} (com [{com}] m, {how}): "
+                         f"{fit['payload_mass']:.4f} +- {fit['payload_mass_stderr']:.4f} kg")
+        else:
+            lines.append(f"no payload supported at {result['payload_link']} (com [{com}] m, "
+                         f"{how}): a payload term would take {fit['payload_mass']:.4f} kg, "
+                         f"but {'; '.join(fit['payload_reasons'])}. The residual is a model "
+                         'error (the URDF inertials, or a payload elsewhere or with another '
+                         'centre of mass: try --fit-com), not this payload; rnea-ros identify '
+                         'fits the whole model.')
     lines.append(f"fit: R^2 = {fit['r2']:.5f} of the residual explained; standard errors "
                  'assume independent samples')
     return '\n'.join(lines)
@@ -342,13 +639,18 @@ def summary(result):
     per_joint = {n: {'rms': result['rms'][j], 'max': result['max'][j],
                      'viscous': fit['viscous'][j], 'viscous_stderr': fit['viscous_stderr'][j],
                      'coulomb': fit['coulomb'][j], 'coulomb_stderr': fit['coulomb_stderr'][j],
+                     'offset': fit['offset'][j], 'offset_stderr': fit['offset_stderr'][j],
                      'rms_after_fit': fit['rms_after'][j]} for j, n in enumerate(names)}
     joints = {n: {k: float(v) for k, v in d.items()} for n, d in per_joint.items()}
     return {'samples': int(result['t'].size), 'joints': joints,
+            'signals': result['signals'].to_dict(),
             'payload': {'link': result['payload_link'],
                         'com': [float(c) for c in result['payload_com']],
                         'com_fitted': result['com_fitted'],
-                        'mass': fit['payload_mass'], 'mass_stderr': fit['payload_mass_stderr']},
+                        'mass': fit['payload_mass'], 'mass_stderr': fit['payload_mass_stderr'],
+                        'supported': fit.get('payload_supported'),
+                        'not_supported_because': fit.get('payload_reasons'),
+                        'check': fit.get('payload_check')},
             'r2': fit['r2']}
 
 
@@ -411,9 +713,14 @@ def add_arguments(parser):
     parser.add_argument('--fit-com', action='store_true',
                         help='fit the payload centre of mass too (else --payload-com is used)')
     parser.add_argument('--no-payload', action='store_true', help='fit friction only')
-    parser.add_argument('--window', type=int, default=11,
-                        help='samples per Savitzky-Golay window for accelerations (default 11)')
-    parser.add_argument('--order', type=int, default=2, help='polynomial order (default 2)')
+    parser.add_argument('--cutoff', type=float, metavar='HZ',
+                        help='low-pass cutoff for velocities and accelerations (default: '
+                             'estimated per joint from the recording, and printed)')
+    parser.add_argument('--window', type=int, metavar='N',
+                        help='instead of the low-pass: Savitzky-Golay derivative over N '
+                             'samples (the earlier default was 11)')
+    parser.add_argument('--order', type=int, default=2,
+                        help='Savitzky-Golay polynomial order (default 2)')
     parser.add_argument('--json', action='store_true', help='print JSON')
 
 
@@ -425,7 +732,7 @@ def run(args):
     t, names, Q, QD, E = read_joint_states(args.bag, args.topic)
     result = analyze(urdf_xml, t, names, Q, QD, E, payload_link=args.payload_link,
                      payload_com=args.payload_com, window=args.window, order=args.order,
-                     fit_payload=not args.no_payload, fit_com=args.fit_com)
+                     fit_payload=not args.no_payload, fit_com=args.fit_com, cutoff=args.cutoff)
     paths = plot(result, args.out) if args.out else []
     if args.json:
         out = summary(result)

@@ -82,13 +82,15 @@ def khalil_priority(nbodies, njoints=0):
     return np.array(order + [10 * nbodies + k for k in range(4 * njoints)], dtype=int)
 
 
-def base_from_regressor(W, standard_names, priority=None, tol=1e-8):
+def base_from_regressor(W, standard_names, priority=None, tol=1e-8, zero=1e-9):
     """Return the :class:`BaseParameters` of a stacked regressor W.
 
     Columns are taken in ``priority`` order (default: as given), scaled to unit norm, and kept
     when their distance to the span of the kept ones exceeds ``tol`` (the diagonal of R of a QR
     decomposition, Householder, in that order); the others are written on the kept ones by
-    least squares: ``W_d = W_b beta_d``.
+    least squares: ``W_d = W_b beta_d``.  Coefficients of K below ``zero`` are set to 0 (a URDF
+    written with rounded angles, 1.5708 for pi/2, turns exact dependencies into ones of ~1e-6:
+    identification uses 1e-5 for both).
     """
     from scipy.linalg import qr
     W = np.asarray(W, dtype=float)
@@ -106,7 +108,7 @@ def base_from_regressor(W, standard_names, priority=None, tol=1e-8):
         Wb = W[:, base] / scale[base]
         beta = np.linalg.lstsq(Wb, W[:, dep], rcond=None)[0] / scale[base][:, None]
         K[:, dep] = beta
-    K[np.abs(K) < 1e-9] = 0.0
+    K[np.abs(K) < zero] = 0.0
     names = [combination_name(K[i], standard_names, base[i]) for i in range(base.size)]
     return BaseParameters(base=base, K=K, names=names, standard_names=list(standard_names))
 

@@ -28,6 +28,7 @@ from rnea_ros.analysis import analyze as analysis
 from rnea_ros.analysis import identify as identification
 from rnea_ros.analysis import observe as observation
 from rnea_ros.core.checks import coordinate_name
+from rnea_ros.core.crba import massless_joint_warning
 from rnea_ros.core.dynamics import inverse_dynamics
 from rnea_ros.core.layout import DEFAULT_GRAVITY
 from rnea_ros.core.model import RobotModel
@@ -60,6 +61,9 @@ def parse_values(tokens, model, velocity, what):
 def torques(args):
     """Print the efforts for the state given on the command line; return the exit code."""
     model = RobotModel.from_urdf_file(args.urdf, floating_base=args.floating_base)
+    massless = massless_joint_warning(model)        # the rule the node applies too
+    for warning in list(model.warnings) + ([massless] if massless else []):
+        print(f'rnea-ros: warning: {warning}', file=sys.stderr)
     q = parse_values(args.q, model, False, '--q')
     qd = parse_values(args.qd, model, True, '--qd')
     qdd = parse_values(args.qdd, model, True, '--qdd')

@@ -178,7 +178,7 @@ class _Design:
         self.hold = np.where(np.isfinite(model.lower_limits) & np.isfinite(model.upper_limits),
                              0.5 * (model.lower_limits + model.upper_limits), 0.0)
         self.t = np.linspace(0.0, 1.0 / f, points, endpoint=False)
-        self.dense = np.linspace(0.0, 1.0 / f, 20 * points, endpoint=False)
+        self.dense = np.linspace(0.0, 1.0 / f, 5 * points, endpoint=False)   # limits
         self.base = base_parameters(model, friction=True, seed=seed, moving=self.index,
                                     hold=self.hold)
         off = model.nv - model.njoints
@@ -222,9 +222,9 @@ class _Design:
         W = regressor_batch(self.model, Q, QD, QDD, friction=True)
         W = W.reshape(self.t.size, nv, -1)[:, self.rows, :].reshape(-1, W.shape[1])
         Wb = W[:, self.base.base]        # W phi = W_b K phi: the base columns are W_b
-        # Squared singular values from the Gram matrix (einsum: no BLAS thread pool, which
-        # costs more than it saves for these sizes on a shared machine).
-        ev = np.linalg.eigvalsh(np.einsum('ij,ik->jk', Wb, Wb))
+        # Squared singular values from the Gram matrix (BLAS on one thread: see
+        # single_threaded_blas).
+        ev = np.linalg.eigvalsh(Wb.T @ Wb)
         sv = np.sqrt(np.clip(ev[::-1], 0.0, None))
         tau = (W[:, :self.phi.size] @ self.phi).reshape(-1, self.rows.size)   # nominal ID
         ratio = np.abs(tau).max(axis=0) / self.effort
@@ -247,7 +247,6 @@ def optimise_excitation(model, duration=30.0, joints=None, base_frequency=None, 
     within 90 % of the URDF limit (penalised).  ``restarts`` random coefficient sets, the best
     refined by L-BFGS-B for ``iterations``.
     """
-    from scipy.optimize import minimize
     if model.floating_base:
         raise ValueError('excitation design is for fixed-base robots')
     names = list(model.joint_names) if not joints else list(joints)
@@ -262,8 +261,17 @@ def optimise_excitation(model, duration=30.0, joints=None, base_frequency=None, 
     L = int(harmonics)
     if L < 2:
         raise ValueError('harmonics must be >= 2 (the series must start and end at rest)')
-    design = _Design(model, index, duration, float(base_frequency), L, margin, speed, points,
-                     seed)
+    from rnea_ros.analysis.blas import single_threaded_blas
+    with single_threaded_blas():
+        return _optimise(model, index, duration, float(base_frequency), L, margin, speed,
+                         points, seed, restarts, iterations)
+
+
+def _optimise(model, index, duration, base_frequency, L, margin, speed, points, seed, restarts,
+              iterations):
+    """Return the designed trajectory (see :func:`optimise_excitation`)."""
+    from scipy.optimize import minimize
+    design = _Design(model, index, duration, base_frequency, L, margin, speed, points, seed)
     rng = np.random.default_rng(seed)
     size = 2 * len(index) * (L - 1)
     best, best_x = math.inf, None
@@ -275,7 +283,8 @@ def optimise_excitation(model, duration=30.0, joints=None, base_frequency=None, 
     result = minimize(design.objective, best_x, method='L-BFGS-B',
                       options={'maxiter': int(iterations), 'eps': 1e-6})
     x = result.x if result.fun < best else best_x
-    one = design.trajectory(x)
+    design.dense = np.linspace(0.0, 1.0 / design.f, 20 * design.t.size, endpoint=False)
+    one = design.trajectory(x)                  # the limits checked on a finer grid
     cond, ratio = design.condition(one)
     return FourierTrajectory(one.joints, one.base_frequency, duration, one.q0, one.a, one.b,
                              robot=model.name,

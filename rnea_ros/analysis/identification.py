@@ -5,15 +5,24 @@ Gautier and Khalil 1990; Gautier 1997 for the weighting):
 
 1. The joints that the data moves are found (range and speed); the others are held at their
    median position and their efforts are not used.
-2. The base parameters of that motion (:mod:`rnea_ros.analysis.base_parameters`, with the joint
-   columns Fv, Fs, Ia, offset of :mod:`rnea_ros.core.regressor`).
-3. The stacked regressor ``W`` of every sample; a joint's equation at a sample where
-   ``|qd_j| < band`` is left out (stick-slip near zero velocity does not follow the Coulomb
-   model and would bias Fs).
-4. Ordinary least squares for ``W_b beta = tau``; per joint the residual variance ``s_j^2``;
-   then weighted least squares, every equation of joint j divided by ``s_j``.  The covariance
-   ``s^2 (W_w^T W_w)^-1`` gives the relative standard deviation ``%sigma`` of each base parameter;
-   the condition number of the weighted base regressor measures the excitation.
+2. Per candidate friction model (:class:`FrictionModel`: the law of
+   :mod:`rnea_ros.core.friction` with some of its terms, plus rotor inertia Ia and an effort
+   offset per joint), the base parameters of that motion
+   (:mod:`rnea_ros.analysis.base_parameters`).
+3. Normal equations ``W_j^T W_j``, ``W_j^T y_j`` per joint, accumulated chunk by chunk over the
+   samples (bounded memory) for the union of every candidate's columns; a joint's equation at a
+   sample where ``|qd_j| < band`` is left out (stick-slip near zero velocity does not follow
+   any of the laws and would bias Fs).  Every fifth block of the samples is held out.
+4. Per candidate: ordinary least squares, per joint the residual variance ``s_j^2`` (with a
+   floor of 1 % of the median, so that a light link's joint cannot take all the weight), then
+   weighted least squares, every equation of joint j divided by ``s_j`` (Gautier's two-step
+   WLS), with the prior: the base parameters are pulled toward their nominal values (a ridge
+   in the columns scaled by the prior scales), so directions the data does not excite keep the
+   nominal values instead of making the problem singular.  The held-out blocks give each
+   candidate's prediction error; the simplest candidate within 2 % of the best is chosen and
+   refitted on all samples.  The covariance gives the relative standard deviation ``%sigma``
+   of each base parameter, and the share of its variance the data removed: base parameters
+   the data leaves near the prior are reported as weakly excited, by name.
 5. A physically consistent full parameter set: per body the pseudo-inertia
    ``J = [[Sigma, h], [h^T, m]]`` (``Sigma = tr(I)/2 1 - I``) is written ``J = U U^T`` with U
    upper triangular (the log-Cholesky parametrisation of Rucker and Wensing 2022: positive
@@ -21,8 +30,10 @@ Gautier and Khalil 1990; Gautier 1997 for the weighting):
    and satisfies the triangle inequalities for any value of the variables.  The variables are
    fitted (``scipy.optimize.least_squares``) so that ``K phi`` matches the weighted estimate in
    the metric of the data (``||R_w (K phi - beta)||``, R_w from a QR of W_w: the same as the
-   weighted data misfit), plus a small prior term pulling every parameter toward the nominal
-   URDF, which decides the directions the data cannot see.  Fv, Fs, Ia are kept >= 0.
+   weighted data misfit), plus the prior term pulling every parameter toward the nominal
+   URDF, which decides the directions the data cannot see.  Fv, Fs, Fx and Ia are kept >= 0.
+
+Only when nothing is excited (no joint moves) is the data refused.
 """
 
 from dataclasses import dataclass, field
@@ -30,13 +41,95 @@ import math
 
 import numpy as np
 
-from rnea_ros.analysis.base_parameters import base_parameters
-from rnea_ros.core.dynamics import coulomb_sign
-from rnea_ros.core.regressor import (inertial_parameters, joint_parameters, NJOINT_PARAM,
-                                     NPARAM, regressor_batch)
+from rnea_ros.analysis.base_parameters import base_from_regressor, khalil_priority, random_states
+from rnea_ros.core import friction as fr
+from rnea_ros.core.regressor import inertial_parameters, NPARAM, parameter_names, regressor_batch
 
+MIN_EXTENT = 1e-3            # m: no body is thinner (keeps J strictly positive, URDF round trip)
+STICK_BAND = 0.05            # |qd| below which an equation is left out (stick-slip), rad/s
 POOR_CONDITION = 1000.0      # warn above this condition number of the base regressor
-NOT_EXCITED = 1e6            # refuse above it: some base parameters are not seen at all
+WEAK = 0.5                   # a base parameter the data decides less than this share of is weak
+BASE_TOL = 1e-5              # a column this close to the span of the others is not a base one
+PARSIMONY = 0.02             # a richer friction model must predict 2 % better to be chosen
+SMOOTH_SCALES = (0.01, 0.02, 0.05, 0.1)  # v_s tried for the tanh law, rad/s (or m/s)
+STRIBECK_RATIOS = (2.0, 5.0)             # v_st / v_s tried
+
+# Parameter groups of the candidate friction models: (name, columns of friction.basis summed).
+SYMMETRIC = (('Fv', (fr.FV_POS, fr.FV_NEG)), ('Fs', (fr.FS_POS, fr.FS_NEG)), ('off', (fr.OFF,)))
+ASYMMETRIC = (('Fv+', (fr.FV_POS,)), ('Fv-', (fr.FV_NEG,)), ('Fs+', (fr.FS_POS,)),
+              ('Fs-', (fr.FS_NEG,)), ('off', (fr.OFF,)))
+STRIBECK = ASYMMETRIC + (('Fx', (fr.FX,)),)
+_JOINT_SCALE = {'F': 0.1, 'o': 0.1, 'I': 0.01}     # prior scales by first letter (Fv.., off, Ia)
+
+
+@dataclass(frozen=True)
+class FrictionModel:
+    """A candidate friction law: which terms of :mod:`rnea_ros.core.friction` are fitted.
+
+    ``groups`` name the parameters and the basis columns each multiplies (a symmetric Fv
+    multiplies both Fv+ and Fv- columns); every model adds rotor inertia ``Ia``.
+    """
+
+    name: str
+    law: str
+    scale: float                  # v_s of the sign (the Coulomb band for the linear law)
+    stribeck_velocity: float
+    groups: tuple
+
+    @property
+    def parameter_names(self):
+        """Return the per-joint parameter names: the groups, then Ia."""
+        return tuple(g for g, _ in self.groups) + ('Ia',)
+
+    def table(self, params):
+        """Return the (njoints, 6) friction table and (njoints,) Ia of per-joint parameters."""
+        params = np.asarray(params, dtype=float).reshape(-1, len(self.groups) + 1)
+        table = np.zeros((params.shape[0], len(fr.PARAMETERS)))
+        for k, (_, cols) in enumerate(self.groups):
+            for c in cols:
+                table[:, c] = params[:, k]
+        return table, params[:, -1]
+
+    def parameters_of(self, table, armature):
+        """Return the per-joint parameters (njoints, P) of a friction table (group means)."""
+        out = [np.mean(table[:, list(cols)], axis=1) for _, cols in self.groups]
+        return np.column_stack(out + [armature])
+
+    def columns(self, qd, qdd):
+        """Return the (..., P) regressor columns of joint velocities/accelerations (one joint)."""
+        B = fr.basis(qd, self.scale, self.law, self.stribeck_velocity)
+        return np.stack([B[..., list(cols)].sum(axis=-1) for _, cols in self.groups]
+                        + [np.asarray(qdd, dtype=float)], axis=-1)
+
+    def feature_keys(self):
+        """Return a hashable key per parameter: equal keys are equal columns."""
+        keys = []
+        for _, cols in self.groups:
+            shape = any(c in (fr.FS_POS, fr.FS_NEG, fr.FX) for c in cols)
+            keys.append((self.law if shape else '', self.scale if shape else 0.0,
+                         self.stribeck_velocity if fr.FX in cols else 0.0, cols))
+        return keys + [('Ia',)]
+
+
+def friction_models(model, which='auto'):
+    """Return the candidate :class:`FrictionModel` list, simplest first.
+
+    ``which``: 'auto' (all), 'coulomb' (symmetric Fv, Fs, linear sign), 'asymmetric' (Fv+-,
+    Fs+-, linear sign) or 'tanh' (Fv+-, Fs+- and a Stribeck term Fx on the tanh sign, every
+    v_s of SMOOTH_SCALES with v_st = v_s times each of STRIBECK_RATIOS; named 'tanh v_s/v_st').
+    """
+    band = model.coulomb_band
+    out = {'coulomb': [FrictionModel('coulomb', 'linear', band, fr.STRIBECK_VELOCITY,
+                                     SYMMETRIC)],
+           'asymmetric': [FrictionModel('asymmetric', 'linear', band, fr.STRIBECK_VELOCITY,
+                                        ASYMMETRIC)],
+           'tanh': [FrictionModel(f'tanh {v:g}/{k * v:g}', 'tanh', v, k * v, STRIBECK)
+                    for v in SMOOTH_SCALES for k in STRIBECK_RATIOS]}
+    if which == 'auto':
+        return [m for group in out.values() for m in group]
+    if which not in out:
+        raise ValueError(f"friction model must be 'auto' or one of {list(out)}, got {which!r}")
+    return out[which]
 
 
 @dataclass
@@ -44,20 +137,58 @@ class Identification:
     """Result of :func:`identify` (arrays in model order)."""
 
     phi: np.ndarray              # (10 nbodies,) physically consistent inertial parameters
-    joint_params: np.ndarray     # (njoints, 4): Fv, Fs, Ia, offset
+    friction_table: np.ndarray   # (njoints, 6): Fv+, Fv-, Fs+, Fs-, Fx, off (core.friction)
+    armature: np.ndarray         # (njoints,) Ia
+    friction_model: FrictionModel
     moving: np.ndarray           # indices of the joints the data moves
     base_names: list
-    beta: np.ndarray             # WLS estimate of the base parameters
+    beta: np.ndarray             # WLS estimate of the base parameters (with the prior)
     sigma_percent: np.ndarray    # relative standard deviation of each, %
     beta_consistent: np.ndarray  # K x of the consistent set
     condition: float
     joint_sigma: np.ndarray      # per moving joint: residual standard deviation of the OLS
     warnings: list = field(default_factory=list)
     samples: int = 0
+    data_share: np.ndarray = None    # per base parameter: share of its variance the data removed
+    weak: list = field(default_factory=list)          # weakly excited base parameters
+    selection: list = field(default_factory=list)     # per candidate: held-out errors
+    armature_combined: dict = field(default_factory=dict)   # joint -> base combination of Ia
+
+    @property
+    def joint_params(self):
+        """Return (njoints, 4) [Fv, Fs, Ia, off] (positive-direction Fv, Fs)."""
+        t = self.friction_table
+        return np.column_stack([t[:, fr.FV_POS], t[:, fr.FS_POS], self.armature,
+                                t[:, fr.OFF]])
 
     def parameters(self):
-        """Return x = [phi, Fv1, Fs1, Ia1, off1, ...] (regressor column order)."""
-        return np.concatenate([self.phi, self.joint_params.ravel()])
+        """Return x = [phi, per joint Fv+ Fv- Fs+ Fs- Fx off Ia] (see :func:`predict`)."""
+        return np.concatenate([self.phi, np.column_stack([self.friction_table,
+                                                          self.armature]).ravel()])
+
+    def model_options(self, model):
+        """Return the RobotModel options of the identified joint terms (joint -> value)."""
+        names = model.joint_names
+        t = self.friction_table
+        cols = {'friction_viscous': fr.FV_POS, 'friction_viscous_negative': fr.FV_NEG,
+                'friction_coulomb': fr.FS_POS, 'friction_coulomb_negative': fr.FS_NEG,
+                'friction_stribeck': fr.FX, 'effort_offset': fr.OFF}
+        out = {k: dict(zip(names, map(float, t[:, c]))) for k, c in cols.items()}
+        out['armature'] = dict(zip(names, map(float, self.armature)))
+        fm = self.friction_model
+        out.update(friction_law=fm.law, coulomb_band=fm.scale,
+                   stribeck_velocity=fm.stribeck_velocity)
+        return out
+
+
+def usable_equations(qd, band=STICK_BAND):
+    """Return the mask of joint equations a linear-law fit uses: ``|qd| >= band``.
+
+    Near zero velocity real joints stick and slip (pre-sliding, Stribeck hump) and follow no
+    Coulomb law, which would bias Fs up and Fv down: identify and analyze leave those
+    equations out (a smooth law may use them, :func:`normal_equations`).
+    """
+    return np.abs(qd) >= band
 
 
 def moving_joints(model, Q, QD, band):
@@ -68,42 +199,118 @@ def moving_joints(model, Q, QD, band):
     return np.flatnonzero((span > 0.02) & (fast > 0.05))
 
 
-def normal_equations(model, Q, QD, QDD, E, moving, columns, band, chunk=4000):
-    """Return per moving joint (A_j, c_j, yy_j, n_j) = (W_j^T W_j, W_j^T y_j, y_j^T y_j, rows).
+def candidate_base(model, fm, moving, hold, seed=0):
+    """Return the BaseParameters of the rigid body plus a friction model's joint columns.
 
-    W_j holds the regressor columns ``columns`` of joint j's equations outside the band; the
-    samples are processed in chunks, so memory stays bounded for long recordings.  The joint
-    columns [Fv, Fs, Ia, off] of joint j are nonzero only in its own equations: they are filled
-    from qd, sign(qd), qdd and 1 directly (no full friction regressor is formed).
+    Random states of the moving joints (the others held), as
+    :func:`rnea_ros.analysis.base_parameters.base_parameters`; standard parameters
+    ``[phi, per joint (groups..., Ia)]``, joint columns regrouped last (Khalil's order: Ia1
+    joins ZZ1).
+    """
+    rng = np.random.default_rng(seed)
+    nj, P = model.njoints, len(fm.groups) + 1
+    p = NPARAM * model.nbodies + P * nj
+    n = max(50, 3 * p // max(model.nv, 1) + 20)
+    Q, QD, QDD = random_states(model, n, rng, moving=moving, hold=hold)
+    W = regressor_batch(model, Q, QD, QDD).reshape(n, model.nv, -1)
+    off = model.nv - model.njoints
+    J = np.zeros((n, model.nv, P * nj))
+    for j in moving:
+        J[:, off + j, P * j:P * (j + 1)] = fm.columns(QD[:, off + j], QDD[:, off + j])
+    rows = np.concatenate([np.arange(off), off + np.asarray(moving, dtype=int)])
+    W = np.concatenate([W, J], axis=2)[:, rows, :].reshape(-1, p)
+    names = parameter_names(model) + [f'{g}[{jn}]' for jn in model.joint_names
+                                      for g in fm.parameter_names]
+    rigid = NPARAM * model.nbodies
+    priority = np.concatenate([khalil_priority(model.nbodies), rigid + np.arange(P * nj)])
+    return base_from_regressor(W, names, priority, tol=BASE_TOL, zero=BASE_TOL)
+
+
+class _Columns:
+    """The union of the candidates' base columns: rigid ones, then F features per moving joint."""
+
+    def __init__(self, model, candidates, bases, moving):
+        rigid = NPARAM * model.nbodies
+        self.rigid = np.unique(np.concatenate([b.base[b.base < rigid] for b in bases]))
+        keys = []
+        for fm in candidates:
+            for key in fm.feature_keys():
+                if key not in keys:
+                    keys.append(key)
+        self.keys, self.moving = keys, np.asarray(moving)
+        self.F = len(keys)
+        self.size = self.rigid.size + self.moving.size * self.F
+        self.model, self.candidates = model, candidates
+        self.shapes = sorted({(k[0], k[1], k[2]) for k in keys if len(k) == 4 and k[0]})
+
+    def select(self, fm, base):
+        """Return the union columns of a candidate's base columns (in base order)."""
+        rigid = NPARAM * self.model.nbodies
+        P = len(fm.groups) + 1
+        keys = fm.feature_keys()
+        where = {j: k for k, j in enumerate(self.moving)}
+        out = []
+        for col in base.base:
+            if col < rigid:
+                out.append(int(np.searchsorted(self.rigid, col)))
+            else:
+                joint, k = divmod(int(col) - rigid, P)
+                out.append(self.rigid.size + where[joint] * self.F + self.keys.index(keys[k]))
+        return np.array(out, dtype=int)
+
+    def features(self, qd, qdd):
+        """Return the (n, F) feature columns of one joint's velocities and accelerations."""
+        basis = {}
+        for law, scale, vst in self.shapes:
+            basis[(law, scale, vst)] = fr.basis(qd, scale, law, vst or fr.STRIBECK_VELOCITY)
+        plain = fr.basis(qd, 1.0, 'linear', fr.STRIBECK_VELOCITY)     # Fv and off columns
+        out = np.empty((qd.size, self.F))
+        for f, key in enumerate(self.keys):
+            if key == ('Ia',):
+                out[:, f] = qdd
+                continue
+            law, scale, vst, cols = key
+            B = basis[(law, scale, vst)] if law else plain
+            out[:, f] = B[:, list(cols)].sum(axis=1)
+        return out
+
+
+def normal_equations(model, Q, QD, QDD, E, moving, columns, band, chunk=4000, holdout=None):
+    """Return per part and moving joint (A, c, yy, n) = (W_j^T W_j, W_j^T y_j, y_j^T y_j, rows).
+
+    ``columns`` is a :class:`_Columns` (rigid base columns, then per moving joint its friction
+    and rotor-inertia features, nonzero only in its own equations: filled from qd and qdd
+    directly, no full friction regressor is formed).  Four parts (the leading axis): 0 and 1
+    the training samples with ``|qd_j| >= band`` and below it (slow: stick-slip near zero
+    velocity, which only a smooth law may use), 2 and 3 the same for the samples ``holdout``
+    marks.  Samples are processed in chunks: memory stays bounded.
     """
     off = model.nv - model.njoints
-    rows = off + moving
-    nm, b = moving.size, len(columns)
-    columns = np.asarray(columns)
-    rigid = NPARAM * model.nbodies
-    rigid_pos = np.flatnonzero(columns < rigid)
-    A, c = np.zeros((nm, b, b)), np.zeros((nm, b))
-    yy, n = np.zeros(nm), np.zeros(nm, dtype=int)
+    nm, b, F = moving.size, columns.size, columns.F
+    r = columns.rigid.size
+    A, c = np.zeros((4, nm, b, b)), np.zeros((4, nm, b))
+    yy, n = np.zeros((4, nm)), np.zeros((4, nm), dtype=int)
+    hold = np.zeros(Q.shape[0], dtype=bool) if holdout is None else np.asarray(holdout)
     for start in range(0, Q.shape[0], chunk):
         sl = slice(start, start + chunk)
         W = regressor_batch(model, Q[sl], QD[sl], QDD[sl])
-        W = W.reshape(-1, model.nv, rigid)
+        W = W.reshape(-1, model.nv, NPARAM * model.nbodies)
         for j in range(nm):
-            r = rows[j]
-            mask = np.abs(QD[sl, r]) >= band
-            Wj = np.zeros((int(mask.sum()), b))
-            Wj[:, rigid_pos] = W[mask, r][:, columns[rigid_pos]]
-            qd, qdd = QD[sl, r][mask], QDD[sl, r][mask]
-            joint_values = (qd, coulomb_sign(qd, model.coulomb_band), qdd, 1.0)
-            for k in range(NJOINT_PARAM):
-                hit = np.flatnonzero(columns == rigid + NJOINT_PARAM * moving[j] + k)
-                if hit.size:
-                    Wj[:, hit[0]] = joint_values[k]
-            yj = E[sl, r][mask]
-            A[j] += np.einsum('ik,il->kl', Wj, Wj)      # no BLAS thread pool (shared machine)
-            c[j] += yj @ Wj
-            yy[j] += yj @ yj
-            n[j] += yj.size
+            row = off + moving[j]
+            idx = np.concatenate([np.arange(r), r + j * F + np.arange(F)])
+            Wj = np.hstack([W[:, row][:, columns.rigid],
+                            columns.features(QD[sl, row], QDD[sl, row])])
+            yj = E[sl, row]
+            part = 2 * hold[sl] + ~usable_equations(QD[sl, row], band)
+            for k in range(4):
+                mask = part == k
+                if not mask.any():
+                    continue
+                Wk, yk = Wj[mask], yj[mask]
+                A[k, j][np.ix_(idx, idx)] += np.einsum('ik,il->kl', Wk, Wk)   # no BLAS pool
+                c[k, j, idx] += yk @ Wk
+                yy[k, j] += yk @ yk
+                n[k, j] += yk.size
     return A, c, yy, n
 
 
@@ -197,11 +404,11 @@ def is_physically_consistent(phi10, tol=0.0):
 
 # -- estimation ---------------------------------------------------------------------------------
 
-def weighted_least_squares(A, c, yy, n):
-    """Return (beta, sigma_percent, joint_sigma, A_w): Gautier's two-step WLS.
+def joint_weights(A, c, yy, n, floor=0.01):
+    """Return s_j: per joint the residual standard deviation of the OLS (Gautier's weights).
 
-    From per-joint normal equations (:func:`normal_equations`): OLS, residual variance s_j^2 of
-    each joint, then every equation of joint j weighted by 1 / s_j.  ``A_w = W_w^T W_w``.
+    Floored at ``floor`` times their median: a joint whose OLS residual is tiny (a light link,
+    an over-fitted ill-conditioned OLS) cannot take all the weight.
     """
     b = A.shape[1]
     total = max(int(n.sum()), 1)
@@ -210,18 +417,52 @@ def weighted_least_squares(A, c, yy, n):
     for j in range(len(n)):
         rss = yy[j] - 2.0 * beta0 @ c[j] + beta0 @ A[j] @ beta0
         dof = max(n[j] - b * n[j] / total, 1.0)
-        sigma_j[j] = max(math.sqrt(max(rss, 0.0) / dof), 1e-9)
+        sigma_j[j] = math.sqrt(max(rss, 0.0) / dof)
+    return np.maximum(sigma_j, max(floor * float(np.median(sigma_j)), 1e-9))
+
+
+def weighted_least_squares(A, c, yy, n, sigma_j=None, beta_prior=None, scale=None, prior=0.0):
+    """Return (beta, sigma_percent, sigma_j, A_w, share, beta_data): Gautier's two-step WLS.
+
+    From per-joint normal equations (:func:`normal_equations`): OLS, residual variance s_j^2 of
+    each joint (unless ``sigma_j`` is given), then every equation of joint j weighted by
+    1 / s_j.  ``A_w = W_w^T W_w``.  With ``prior`` > 0 the estimate is pulled toward
+    ``beta_prior``: ``min ||W_w beta - y_w||^2 + prior ||(beta - beta_prior) / scale||^2`` (a
+    ridge in the columns scaled by ``scale``), so that directions the data does not see keep the
+    prior.  ``share`` is, per base parameter, the share of its prior variance the data removed
+    (1: the data decides, 0: not excited).  ``beta_data`` solves the data term alone
+    (minimum norm along unexcited directions).
+    """
+    b = A.shape[1]
+    total = max(int(n.sum()), 1)
+    if sigma_j is None:
+        sigma_j = joint_weights(A, c, yy, n)
     w2 = 1.0 / sigma_j ** 2
     Aw = np.einsum('j,jkl->kl', w2, A)
     cw = w2 @ c
-    beta = np.linalg.lstsq(Aw, cw, rcond=None)[0]
+    D = np.ones(b) if scale is None else np.asarray(scale, dtype=float)
+    S = D[:, None] * Aw * D[None, :]                  # data information in prior-scaled units
+    ev, V = np.linalg.eigh(S)
+    keep = ev > 1e-12 * max(ev.max(), 1e-300)
+    rhs = D * cw
+    z_data = V[:, keep] @ ((V[:, keep].T @ rhs) / ev[keep])
+    beta_data = D * z_data
+    if prior > 0.0 and beta_prior is not None:
+        inv = V @ np.diag(1.0 / (np.clip(ev, 0.0, None) + prior)) @ V.T
+        z0 = np.asarray(beta_prior, dtype=float) / D
+        z = inv @ (rhs + prior * z0)
+        beta = D * z
+        share = 1.0 - prior * np.clip(np.diag(inv), 0.0, None)
+    else:
+        inv = V[:, keep] @ np.diag(1.0 / ev[keep]) @ V[:, keep].T
+        beta = beta_data
+        share = keep[np.argmax(np.abs(V), axis=1)].astype(float)   # excited or not
     rss = float(w2 @ yy - 2.0 * beta @ cw + beta @ Aw @ beta)
     s2 = max(rss, 0.0) / max(total - b, 1)
-    cov = s2 * np.linalg.pinv(Aw)
-    std = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    std = D * np.sqrt(np.clip(s2 * np.diag(inv), 0.0, None))
     with np.errstate(divide='ignore', invalid='ignore'):
         percent = np.where(np.abs(beta) > 0, 100.0 * std / np.abs(beta), np.inf)
-    return beta, percent, sigma_j, Aw
+    return beta, percent, sigma_j, Aw, np.clip(share, 0.0, 1.0), beta_data
 
 
 def _prior_scales(model, phi_nom):
@@ -232,28 +473,40 @@ def _prior_scales(model, phi_nom):
     return per.ravel()
 
 
-def consistent_fit(model, base, Rw, beta, joint_nom, moving, prior=1.0):
+def _joint_scales(fm, nj):
+    """Return the prior scale of every joint parameter of a friction model (nj, P)."""
+    return np.tile([_JOINT_SCALE[g[0]] for g in fm.parameter_names], (nj, 1))
+
+
+def _base_scales(base, standard_scales):
+    """Return a prior scale per base parameter: sqrt(sum_i K_ki^2 s_i^2)."""
+    return np.sqrt((base.K ** 2) @ (standard_scales ** 2))
+
+
+def consistent_fit(model, base, Rw, beta, joint_nom, moving, prior=1.0, fm=None):
     """Return (phi, joint_params): the physically consistent set matching beta in the R_w metric.
 
     ``prior`` weighs the pull toward the nominal parameters (one unit = the misfit of one
-    weighted equation when a parameter moves by its scale: 5 % of a mass, ...).
+    weighted equation when a parameter moves by its scale: 5 % of a mass, ...).  ``joint_nom``
+    (njoints, P) holds the nominal joint parameters of the friction model ``fm`` (default: the
+    symmetric Coulomb-viscous model); friction and rotor inertia are kept >= 0, offsets free.
     """
     from scipy.optimize import least_squares
     nb, nj = model.nbodies, model.njoints
+    fm = fm or friction_models(model, 'coulomb')[0]
+    P = len(fm.groups) + 1
     phi_nom = inertial_parameters(model)
     theta0 = np.concatenate([parameters_to_log_cholesky(phi_nom[NPARAM * b:NPARAM * (b + 1)])
                              for b in range(nb)])
     scale = _prior_scales(model, phi_nom)
-    free = np.zeros((nj, NJOINT_PARAM), dtype=bool)
+    free = np.zeros((nj, P), dtype=bool)
     free[moving] = True
-    jscale = np.tile([0.1, 0.1, 0.01, 0.1], (nj, 1))[free]
-    jnom = joint_nom.reshape(nj, NJOINT_PARAM)
-    x0 = np.concatenate([theta0, np.maximum(jnom[free], 0.0)])
-    lower = np.full(x0.size, -np.inf)
-    kinds = np.tile(np.arange(NJOINT_PARAM), (nj, 1))[free]
-    lower[theta0.size:] = np.where(kinds < 3, 0.0, -np.inf)
-    x0[theta0.size:] = np.where(kinds < 3, np.maximum(x0[theta0.size:], 1e-9),
-                                x0[theta0.size:])
+    jscale = _joint_scales(fm, nj)[free]
+    jnom = np.asarray(joint_nom, dtype=float).reshape(nj, P)
+    signed = np.tile([g == 'off' for g in fm.parameter_names], (nj, 1))[free]
+    lower = np.full(theta0.size + int(free.sum()), -np.inf)
+    lower[theta0.size:] = np.where(signed, -np.inf, 0.0)
+    x0 = np.concatenate([theta0, np.where(signed, jnom[free], np.maximum(jnom[free], 1e-9))])
     sqrt_prior = math.sqrt(prior)
     M = Rw @ base.K                                      # (b, p)
     Mphi, Mj = M[:, :NPARAM * nb], M[:, NPARAM * nb:][:, free.ravel()]
@@ -284,14 +537,74 @@ def consistent_fit(model, base, Rw, beta, joint_nom, moving, prior=1.0):
 
     result = least_squares(residual, x0, jac=jacobian,
                            bounds=(lower, np.full(x0.size, np.inf)), method='trf',
-                           tr_solver='lsmr', max_nfev=100)
-    return unpack(result.x)
+                           tr_solver='lsmr', max_nfev=1000, x_scale='jac')
+    phi, jp = unpack(result.x)
+    return np.concatenate([thickened(p) for p in phi.reshape(nb, NPARAM)]), jp
 
 
-def identify(model, Q, QD, QDD, E, band=0.05, prior=1.0, seed=0):
+def thickened(phi10, extent=MIN_EXTENT):
+    """Return ten parameters whose second moment about the COM is at least m extent^2.
+
+    Sigma_c = Sigma - h h^T / m (the pseudo-inertia's Schur complement) gets its eigenvalues
+    floored: a body no thinner than ``extent`` in any direction, so that the estimate stays
+    strictly consistent when written to a URDF with 9 digits and read back.
+    """
+    J = pseudo_inertia(phi10)
+    m, h = J[3, 3], J[:3, 3]
+    if not m > 0.0:
+        return phi10
+    c = h / m
+    w, V = np.linalg.eigh(J[:3, :3] - m * np.outer(c, c))
+    sigma_c = (V * np.maximum(w, m * extent ** 2)) @ V.T
+    J[:3, :3] = sigma_c + m * np.outer(c, c)
+    return parameters_of_pseudo_inertia(J)
+
+
+def _holdout_blocks(N, blocks=20, every=5):
+    """Return the (N,) mask of held-out samples: every ``every``-th of ``blocks`` blocks."""
+    k = np.arange(N) * blocks // max(N, 1)
+    return (k % every) == every // 2
+
+
+class _Fit:
+    """One candidate friction model's base set, its columns in the union and its prior."""
+
+    def __init__(self, model, fm, base, columns, moving):
+        self.fm, self.base = fm, base
+        self.sel = columns.select(fm, base)
+        nj = model.njoints
+        phi_nom = inertial_parameters(model)
+        self.joint_nom = fm.parameters_of(model.friction_table, model.armature)
+        self.x_nom = np.concatenate([phi_nom, self.joint_nom.ravel()])
+        standard = np.concatenate([_prior_scales(model, phi_nom), _joint_scales(fm, nj).ravel()])
+        self.scale = _base_scales(base, standard)
+        self.beta_nom = base.K @ self.x_nom
+
+    def parts(self, holdout):
+        """Return the parts of :func:`normal_equations` this model fits (or is tested on).
+
+        A smooth law describes the low-speed region too, so it uses the slow samples; the
+        linear law leaves them out (stick-slip).  Every model is tested on all held-out ones.
+        """
+        if holdout:
+            return (2, 3)
+        return (0, 1) if self.fm.law == 'tanh' else (0,)
+
+    def system(self, A, c, yy, n, parts):
+        """Return (A, c, yy, n) of this candidate for the sum of the given parts."""
+        parts = list(parts)
+        Ap = A[parts].sum(axis=0)[:, :, self.sel][:, self.sel, :]
+        cp = c[parts].sum(axis=0)[:, self.sel]
+        return Ap, cp, yy[parts].sum(axis=0), n[parts].sum(axis=0)
+
+
+def identify(model, Q, QD, QDD, E, band=STICK_BAND, prior=1.0, seed=0, friction='auto'):
     """Return the :class:`Identification` of the data (arrays (N, nq), (N, nv) x 3, model order).
 
-    Raises ValueError when the data cannot identify anything (no joint moves, too few samples).
+    ``friction``: the candidate friction models (:func:`friction_models`: 'auto' tries all and
+    keeps the simplest within 2 % of the best held-out prediction).  Weakly excited base
+    parameters keep their nominal values (the prior) and are named in ``warnings``.  Raises
+    ValueError only when the data cannot identify anything (no joint moves, too few samples).
     """
     if Q.shape[0] < 50:
         raise ValueError(f'{Q.shape[0]} samples: identification needs at least 50')
@@ -301,34 +614,123 @@ def identify(model, Q, QD, QDD, E, band=0.05, prior=1.0, seed=0):
     if moving.size == 0:
         raise ValueError('the data does not excite the robot: no joint moves more than 0.02 rad '
                          f'(or m) faster than {band} rad/s; record an excitation trajectory '
-                         '(rnea-ros excite)')
+                         '(rnea-ros excite) that moves every joint through its range')
     off_q = model.nq - model.njoints
     hold = np.median(Q[:, off_q:], axis=0)
-    base = base_parameters(model, friction=True, seed=seed, moving=moving, hold=hold)
-    A, c, yy, n = normal_equations(model, Q, QD, QDD, E, moving, base.base, band)
-    if n.sum() < 2 * base.count:
-        raise ValueError(f'{n.sum()} usable equations for {base.count} base parameters: record '
-                         'longer or faster motion')
-    beta, percent, sigma_j, Aw = weighted_least_squares(A, c, yy, n)
-    ev = np.linalg.eigvalsh(Aw)                      # squared singular values of W_w
+    candidates = friction_models(model, friction) if isinstance(friction, str) \
+        else list(friction)
+    bases = [candidate_base(model, fm, moving, hold, seed) for fm in candidates]
+    columns = _Columns(model, candidates, bases, moving)
+    holdout = _holdout_blocks(Q.shape[0])
+    A, c, yy, n = normal_equations(model, Q, QD, QDD, E, moving, columns, band,
+                                   holdout=holdout)
+    if n[[0, 2]].sum() < 50:
+        raise ValueError(f'{int(n.sum())} usable equations (joint speeds beyond {band} rad/s): '
+                         'record longer or faster motion (rnea-ros excite)')
+    fits = [_Fit(model, fm, b, columns, moving) for fm, b in zip(candidates, bases)]
+    chosen, selection = _select(fits, A, c, yy, n, prior, moving, model)
+    fit = fits[chosen]
+    used = fit.parts(False)
+    Ac, cc, yy_all, n_all = fit.system(A, c, yy, n, used + tuple(k + 2 for k in used))
+    beta, percent, sigma_j, Aw, share, beta_data = weighted_least_squares(
+        Ac, cc, yy_all, n_all, beta_prior=fit.beta_nom, scale=fit.scale, prior=prior)
+    # Excitation of the rigid body and rotor inertias: friction-only base parameters (an
+    # offset and a Coulomb asymmetry act alike while the joint moves) are left out.
+    body = [k for k, name in enumerate(fit.base.names) if not _friction_only(name)]
+    ev = np.linalg.eigvalsh(Aw[np.ix_(body, body)])  # squared singular values of W_w
     condition = float(math.sqrt(ev[-1] / ev[0])) if ev[0] > 0 else math.inf
-    if not condition < NOT_EXCITED:
-        raise ValueError(f'the data does not excite the robot enough: the condition number of '
-                         f'the base regressor is {condition:.3g} (> {NOT_EXCITED:g}), some base '
-                         'parameters are not seen at all; record an excitation trajectory '
-                         '(rnea-ros excite) with larger, faster motion')
-    warnings = []
-    if condition > POOR_CONDITION:
-        warnings.append(f'poor excitation: the condition number of the base regressor is '
-                        f'{condition:.3g} (> {POOR_CONDITION:g}); the estimate is unreliable '
-                        'along the weakly excited directions (use rnea-ros excite)')
+    weak = [{'name': fit.base.names[k], 'sigma_percent': float(percent[k]),
+             'data_share': float(share[k])}
+            for k in np.flatnonzero(share < WEAK)]
+    warnings = _warnings(condition, weak)
     Rw = _upper_factor(Aw)
-    phi, jp = consistent_fit(model, base, Rw, beta, joint_parameters(model), moving, prior)
+    phi, jp = consistent_fit(model, fit.base, Rw, beta_data, fit.joint_nom, moving, prior,
+                             fit.fm)
+    table, armature = fit.fm.table(jp)
     x = np.concatenate([phi, jp.ravel()])
-    return Identification(phi=phi, joint_params=jp, moving=moving, base_names=base.names,
-                          beta=beta, sigma_percent=percent, beta_consistent=base.K @ x,
+    return Identification(phi=phi, friction_table=table, armature=armature,
+                          friction_model=fit.fm, moving=moving, base_names=fit.base.names,
+                          beta=beta, sigma_percent=percent, beta_consistent=fit.base.K @ x,
                           condition=condition, joint_sigma=sigma_j, warnings=warnings,
-                          samples=int(Q.shape[0]))
+                          samples=int(Q.shape[0]), data_share=share, weak=weak,
+                          selection=selection,
+                          armature_combined=_armature_combined(model, fit, moving))
+
+
+def _select(fits, A, c, yy, n, prior, moving, model):
+    """Return (index of the chosen candidate, per-candidate held-out errors).
+
+    Each candidate is fitted on the training blocks and predicts every held-out equation
+    (slow ones included); the score is the weighted mean squared error, with the same weights
+    for every candidate.
+    """
+    rows = []
+    first = fits[0].system(A, c, yy, n, fits[0].parts(False))
+    sigma_j = joint_weights(*first)          # common weights: the errors are comparable
+    for fit in fits:
+        Af, cf, yf, nf = fit.system(A, c, yy, n, fit.parts(False))
+        beta = weighted_least_squares(Af, cf, yf, nf, sigma_j, fit.beta_nom, fit.scale,
+                                      prior)[0]
+        Ah, ch, yh, nh = fit.system(A, c, yy, n, fit.parts(True))
+        sse = np.array([yh[j] - 2.0 * beta @ ch[j] + beta @ Ah[j] @ beta
+                        for j in range(len(moving))])
+        sse = np.clip(sse, 0.0, None)
+        rms = np.sqrt(sse / np.maximum(nh, 1))
+        rows.append({'name': fit.fm.name, 'parameters': list(fit.fm.parameter_names),
+                     'holdout_rms': {model.joint_names[j]: float(r)
+                                     for j, r in zip(moving, rms)},
+                     'score': float(np.sum(sse / sigma_j ** 2) / max(int(nh.sum()), 1))})
+    if n[2:].sum() == 0:                     # nothing held out: the simplest
+        best = 0
+    else:
+        scores = np.array([r['score'] for r in rows])
+        best = int(np.flatnonzero(scores <= scores.min() * (1.0 + PARSIMONY))[0])
+    for k, r in enumerate(rows):
+        r['chosen'] = k == best
+    return best, rows
+
+
+def _warnings(condition, weak):
+    """Return the warnings of an identification: poor conditioning, weakly excited parameters."""
+    out = []
+    rigid = [w for w in weak if not _friction_only(w['name'])]
+    if condition > POOR_CONDITION:
+        out.append(f'poor excitation: the condition number of the base regressor is '
+                   f'{condition:.3g} (> {POOR_CONDITION:g}); the estimate keeps the nominal URDF '
+                   'values along the weakly excited directions (record a richer motion with '
+                   'rnea-ros excite to identify them)')
+    if rigid:
+        listed = '; '.join(f"{w['name']} ({w['sigma_percent']:.3g} %sigma, "
+                           f"{100 * w['data_share']:.0f} % from data)" for w in rigid[:12])
+        more = f' and {len(rigid) - 12} more' if len(rigid) > 12 else ''
+        out.append(f'{len(rigid)} base parameters are weakly excited and stay near their '
+                   f'nominal values (the prior): {listed}{more}')
+    return out
+
+
+def _friction_only(name):
+    """Return whether a base-parameter name combines joint terms only (no link parameter)."""
+    terms = [t.strip().split('*')[-1] for t in name.replace(' - ', ' + ').split(' + ')]
+    return all(t.split('[')[0] in ('Fv', 'Fv+', 'Fv-', 'Fs', 'Fs+', 'Fs-', 'Fx', 'off')
+               for t in terms)
+
+
+def _armature_combined(model, fit, moving):
+    """Return {joint: base-parameter name} for each moving joint whose Ia is not alone.
+
+    Where the base set regroups Ia_j with link parameters (Khalil and Dombre: Ia1 with ZZ1),
+    only that sum is identifiable, not Ia_j itself.
+    """
+    rigid = NPARAM * model.nbodies
+    P = len(fit.fm.groups) + 1
+    out = {}
+    for j in moving:
+        col = rigid + P * int(j) + P - 1
+        hit = np.flatnonzero(fit.base.K[:, col])
+        if hit.size and not (hit.size == 1 and fit.base.base[hit[0]] == col
+                             and np.count_nonzero(fit.base.K[hit[0]]) == 1):
+            out[model.joint_names[j]] = ' ; '.join(fit.base.names[k] for k in hit)
+    return out
 
 
 def _upper_factor(Aw):
@@ -336,21 +738,47 @@ def _upper_factor(Aw):
     try:
         return np.linalg.cholesky(Aw).T
     except np.linalg.LinAlgError:
-        ridge = 1e-12 * np.trace(Aw) / Aw.shape[0]
-        return np.linalg.cholesky(Aw + ridge * np.eye(Aw.shape[0])).T
+        ridge = 1e-12 * max(np.trace(Aw) / Aw.shape[0], 1e-300)
+        for _ in range(8):
+            try:
+                return np.linalg.cholesky(Aw + ridge * np.eye(Aw.shape[0])).T
+            except np.linalg.LinAlgError:
+                ridge *= 100.0
+        raise
 
 
-def predict(model, params, Q, QD, QDD, chunk=4000):
-    """Return the (N, nv) efforts of parameters x = [phi, joint params] (regressor order)."""
+def predict(model, params, Q, QD, QDD, chunk=4000, friction=None):
+    """Return the (N, nv) efforts of identified parameters (the law of :mod:`core.friction`).
+
+    ``params``: an :class:`Identification`; or x = [phi, per joint Fv Fs Ia off] (the
+    regressor's symmetric joint columns, with the model's sign law); or x = [phi, per joint
+    Fv+ Fv- Fs+ Fs- Fx off Ia] (:meth:`Identification.parameters`) with ``friction`` =
+    (law, v_s, v_st) (default the model's).
+    """
+    nj = model.njoints
+    if isinstance(params, Identification):
+        fm = params.friction_model
+        friction = (fm.law, fm.scale, fm.stribeck_velocity)
+        params = params.parameters()
     params = np.asarray(params, dtype=float)
     rigid = NPARAM * model.nbodies
-    phi, jp = params[:rigid], params[rigid:].reshape(model.njoints, NJOINT_PARAM)
+    phi, rest = params[:rigid], params[rigid:]
+    if rest.size == 4 * nj:
+        jp = rest.reshape(nj, 4)
+        table = fr.friction_table(nj, jp[:, 0], jp[:, 1], offset=jp[:, 3])
+        armature = jp[:, 2]
+    elif rest.size == 7 * nj:
+        jp = rest.reshape(nj, 7)
+        table, armature = jp[:, :6], jp[:, 6]
+    else:
+        raise ValueError(f'expected {rigid} + 4 or 7 x {nj} parameters, got {params.size}')
+    law, scale, vst = friction or (model.friction_law, model.coulomb_band,
+                                   model.stribeck_velocity)
     off = model.nv - model.njoints
     out = np.empty((Q.shape[0], model.nv))
     for start in range(0, Q.shape[0], chunk):
         sl = slice(start, start + chunk)
         out[sl] = (regressor_batch(model, Q[sl], QD[sl], QDD[sl]) @ phi).reshape(-1, model.nv)
-    qd, qdd = QD[:, off:], QDD[:, off:]
-    out[:, off:] += (jp[:, 0] * qd + jp[:, 1] * coulomb_sign(qd, model.coulomb_band)
-                     + jp[:, 2] * qdd + jp[:, 3])
+    out[:, off:] += (fr.friction_effort(table, QD[:, off:], scale, law, vst)
+                     + armature * QDD[:, off:])
     return out

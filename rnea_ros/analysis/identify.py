@@ -4,21 +4,31 @@
 [--params-out PARAMS.yaml] [--topic /joint_states] [--validate BAG] [--report DIR] [--json]``
 
 1. reads ``sensor_msgs/JointState`` (positions, velocities, efforts) from each bag (mcap or
-   sqlite3, :func:`rnea_ros.analysis.analyze.read_joint_states`); velocities missing from a bag
-   are differentiated from positions, accelerations always from velocities
-   (:func:`rnea_ros.analysis.analyze.smoothed_derivative`, Savitzky-Golay);
-2. identifies the base parameters by weighted least squares, then a physically consistent
-   full set with friction and rotor inertia (:mod:`rnea_ros.analysis.identification`);
+   sqlite3) in chunks (:func:`rnea_ros.analysis.analyze.iter_joint_states`), and conditions
+   them (:mod:`rnea_ros.analysis.signals`): logger duplicates dropped, a uniform time grid,
+   the noise band estimated from the first training bag, zero-phase low-pass velocities and
+   their derivative, decimation (memory and time bounded for any recording length).  The
+   same cutoffs serve every bag, training and validation; ``--cutoff HZ`` or ``--window N``
+   (Savitzky-Golay) override the estimate.  Model joints the recording lacks are held at 0
+   or at ``--fixed joint=value`` (their parameters keep the nominal values);
+2. identifies the base parameters by weighted least squares with the nominal values as a
+   prior (weakly excited directions keep them, and are named), for each candidate friction
+   model (``--friction``, default ``auto``: chosen by held-out prediction error), then a
+   physically consistent full set with friction, offsets and rotor inertia
+   (:mod:`rnea_ros.analysis.identification`);
 3. writes IDENTIFIED.urdf (:func:`rnea_ros.analysis.output.identified_urdf`) and PARAMS.yaml
-   (node parameters ``friction_joints``, ``friction_viscous``, ``friction_coulomb``,
-   ``armature`` for ``params_file:=``), each to a temporary file renamed into place, and only
-   after everything succeeded;
+   (under ``/**``: the node's friction, offset and armature parameters and the friction law,
+   :func:`rnea_ros.analysis.output.node_parameters`, for ``params_file:=``), each to a
+   temporary file renamed into place, and only after everything succeeded;
 4. reports the residual RMS per joint with the nominal and identified models, on the training
-   data and on ``--validate`` data, the condition number and the base parameters with %sigma
-   (text, or ``--json``; plots into ``--report DIR``).
+   data and on ``--validate`` data, the friction models' held-out errors, the condition number,
+   the joint terms (an Ia only identifiable in a sum with link inertias flagged) and the base
+   parameters with %sigma and the share the data decided (text, or ``--json``; plots into
+   ``--report DIR``).
 
 The nominal model includes the URDF's ``<dynamics damping friction>``.  Bad input (no efforts,
-too few samples, data that excites no joint) ends with a message and exit status 2.
+too few samples, data that excites no joint) ends with a message and exit status 2; weakly
+excited data is identified with a warning.
 
 ``rnea-ros excite --urdf U --duration 30 --out traj.yaml [--joints ...] [--seed N]`` designs an
 excitation trajectory (:mod:`rnea_ros.analysis.excitation`).
@@ -26,34 +36,188 @@ excitation trajectory (:mod:`rnea_ros.analysis.excitation`).
 
 import json
 import os
+import sys
+import time
 
 import numpy as np
 
-from rnea_ros.analysis.analyze import model_order, read_joint_states, smoothed_derivative
+from rnea_ros.analysis import signals
+from rnea_ros.analysis.analyze import count_joint_states, iter_joint_states
 from rnea_ros.analysis.identification import identify, predict
 from rnea_ros.analysis.output import identified_urdf, node_parameters, write_atomic
+from rnea_ros.core import friction as fr
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.regressor import inertial_parameters, joint_parameters
 
 
-def load_samples(bags, model, topic, window=21, order=2):
-    """Return (Q, QD, QDD, E) of all bags in model order (derivatives per bag)."""
-    parts = []
-    for bag in bags:
-        t, names, Q, QD, E = read_joint_states(bag, topic)
-        if E is None:
-            raise ValueError(f'bag {bag!r}: the joint states on {topic!r} carry no efforts; '
-                             'identification needs measured efforts')
-        cols = model_order(names, model)
-        Q, E = Q[:, cols], E[:, cols]
-        QD = smoothed_derivative(t, Q, window, order) if QD is None else QD[:, cols]
-        QDD = smoothed_derivative(t, QD, window, order)
-        parts.append((Q, QD, QDD, E))
-    return tuple(np.concatenate([p[k] for p in parts]) for k in range(4))
+class Progress:
+    """A progress line on stderr: redrawn on a terminal; elsewhere every 10 %, long runs only."""
+
+    def __init__(self, label, total, stream=None, long_rows=1_000_000):
+        """Show progress of ``total`` rows (0: unknown, nothing shown)."""
+        self.stream = stream or sys.stderr
+        self.tty = hasattr(self.stream, 'isatty') and self.stream.isatty()
+        self.label, self.total = label, int(total)
+        self.show = self.total > 0 and (self.tty or self.total >= long_rows)
+        self.done, self.shown, self.start = 0, -1, time.monotonic()
+
+    def update(self, rows):
+        """Count rows read; redraw when due."""
+        self.done += rows
+        if not self.show:
+            return
+        percent = min(100, int(100 * self.done / self.total))
+        step = percent if self.tty else percent // 10 * 10
+        if step != self.shown:
+            self.shown = step
+            line = (f'{self.label}: {percent:3d} % ({self.done / 1e6:.2f} of '
+                    f'{self.total / 1e6:.2f} M rows, {time.monotonic() - self.start:.0f} s)')
+            self.stream.write(('\r' + line) if self.tty else line + '\n')
+            self.stream.flush()
+
+    def close(self):
+        """End the line on a terminal."""
+        if self.show and self.tty:
+            self.stream.write('\n')
+            self.stream.flush()
+
+
+def parse_fixed(items, model):
+    """Return {joint: position} of ``--fixed joint=value`` items (ValueError when malformed)."""
+    fixed = {}
+    for item in [i for token in (items or []) for i in token.replace(',', ' ').split()]:
+        name, sep, value = item.partition('=')
+        if not sep:
+            raise ValueError(f'--fixed {item!r}: give joint=value')
+        if name not in model.joint_names:
+            raise ValueError(f'--fixed {item!r}: {name!r} is not a joint of the model; joints: '
+                             f'{list(model.joint_names)}')
+        try:
+            fixed[name] = float(value)
+        except ValueError:
+            raise ValueError(f'--fixed {item!r}: {value!r} is not a number') from None
+        if not np.isfinite(fixed[name]):
+            raise ValueError(f'--fixed {item!r}: the position must be finite')
+    return fixed
+
+
+class Samples:
+    """Conditioned samples of one or more bags in model order, and how they were made.
+
+    ``data``: (Q, QD, QDD, E) (N, nq), (N, nv) x 3; ``reports``: {bag: signals.Report};
+    ``held``: {joint: position} of the model joints the recordings lack.
+    """
+
+    def __init__(self, data, reports, held):
+        """Store the fields."""
+        self.data, self.reports, self.held = data, reports, held
+
+    def lines(self):
+        """Return text lines: the signal processing of each bag, the joints held."""
+        out = []
+        for bag, report in self.reports.items():
+            out.append(f'{bag}:')
+            out += ['  ' + line for line in report.lines()]
+        if self.held:
+            out.append('joints not in the recording, held still (their friction and rotor '
+                       'inertia keep the nominal values): '
+                       + ', '.join(f'{j} = {v:g}' for j, v in self.held.items()))
+        return out
+
+
+def load_recordings(bags, model, topic='/joint_states', window=None, cutoff=None, fixed=None,
+                    like=None, max_samples=signals.MAX_SAMPLES, chunk=20_000, progress=True):
+    """Return the :class:`Samples` of bags (read and conditioned chunk by chunk).
+
+    The cutoffs are estimated on the first bag (module doc of :mod:`rnea_ros.analysis.signals`)
+    unless ``cutoff`` / ``window`` is given or ``like`` (the Samples of the training bags)
+    provides them.  ``fixed``: {joint: position} of model joints the recording lacks (others
+    lacking are held at 0).  At most about ``max_samples`` samples are kept in all.
+    """
+    fixed = dict(fixed or {})
+    if like is not None:
+        first = next(iter(like.reports.values()))
+        window = first.window or None
+        cutoff = None if window else dict(zip(first.joints, first.cutoff))
+    counts = [count_joint_states(bag, topic) for bag in bags]
+    total = sum(counts)
+    parts, reports, held = [], {}, {}
+    off_q, off_v = model.nq - model.njoints, model.nv - model.njoints
+    for bag, count in zip(bags, counts):
+        bar = Progress(f'reading {os.path.basename(os.path.normpath(bag))}',
+                       count if progress else 0)
+        conditioner, cols, present = None, None, None
+        for t, names, Q, QD, E in iter_joint_states(bag, topic, chunk):
+            if E is None:
+                raise ValueError(f'bag {bag!r}: the joint states on {topic!r} carry no efforts; '
+                                 'identification needs measured efforts')
+            if conditioner is None:
+                present = [j for j in model.joint_names if j in names]
+                if not present:
+                    raise ValueError(f'bag {bag!r}: the joint states name none of the model '
+                                     f'joints {list(model.joint_names)}; they name {names}')
+                recorded = [j for j in fixed if j in present]
+                if recorded:
+                    raise ValueError(f'--fixed names joints the recording has: {recorded}; '
+                                     'it holds joints the recording lacks')
+                for j in model.joint_names:
+                    if j not in present:
+                        held[j] = fixed.get(j, 0.0)
+                cols = [names.index(j) for j in present]
+                given = cutoff
+                if isinstance(cutoff, dict):      # the first bag's estimate, by joint
+                    given = [cutoff.get(j, min(cutoff.values())) for j in present]
+                conditioner = signals.Conditioner(
+                    present, cutoff=given, window=window, expected_rows=total or None,
+                    max_samples=max_samples)
+                if isinstance(cutoff, dict):
+                    conditioner.report.method = 'training'
+
+            blocks = conditioner.feed(t, Q[:, cols], None if QD is None else QD[:, cols],
+                                      E[:, cols])
+            parts += [_model_order(b, model, present, held, off_q, off_v) for b in blocks]
+            bar.update(t.size)
+        bar.close()
+        if conditioner is None:
+            raise ValueError(f'topic {topic!r} in {bag!r} has no usable messages')
+        parts += [_model_order(b, model, present, held, off_q, off_v)
+                  for b in conditioner.finish()]
+        reports[bag] = conditioner.report
+        if cutoff is None and window is None:     # later bags use the first bag's estimate
+            cutoff = dict(zip(conditioner.report.joints, conditioner.report.cutoff))
+    if not parts:
+        raise ValueError('no samples left after cleaning the recordings')
+    data = []
+    for k in range(4):                  # one array at a time, its parts freed (peak memory)
+        data.append(np.concatenate([p[k] for p in parts]))
+        for p in parts:
+            p[k] = None
+    return Samples(tuple(data), reports, held)
+
+
+def _model_order(block, model, present, held, off_q, off_v):
+    """Return (Q, QD, QDD, E) in model order of a block of the recorded joints."""
+    t, Qr, QDr, QDDr, Er = block
+    n = t.size
+    Q = np.zeros((n, model.nq))
+    QD, QDD, E = (np.zeros((n, model.nv)) for _ in range(3))
+    index = [model.joint_names.index(j) for j in present]
+    for j, value in held.items():
+        Q[:, off_q + model.joint_names.index(j)] = value
+    Q[:, off_q + np.asarray(index)] = Qr
+    for X, Xr in ((QD, QDr), (QDD, QDDr), (E, Er)):
+        X[:, off_v + np.asarray(index)] = Xr
+    return [Q, QD, QDD, E]
+
+
+def load_samples(bags, model, topic, window=None, order=2, cutoff=None, fixed=None):
+    """Return (Q, QD, QDD, E) of all bags in model order (see :func:`load_recordings`)."""
+    return load_recordings(bags, model, topic, window=window, cutoff=cutoff, fixed=fixed,
+                           progress=False).data
 
 
 def residual_rms(model, x, data, joints):
-    """Return the per-joint RMS of measured - predicted efforts for the given joints."""
+    """Return the per-joint RMS of measured - predicted efforts (x: parameters or result)."""
     Q, QD, QDD, E = data
     P = predict(model, x, Q, QD, QDD)
     off = model.nv - model.njoints
@@ -64,28 +228,44 @@ def summarise(model, result, x_nom, train, validation):
     """Return the report as a JSON-ready dict."""
     joints = result.moving
     names = [model.joint_names[j] for j in joints]
-    x_id = result.parameters()
+    fm = result.friction_model
     out = {'robot': model.name, 'samples': result.samples, 'moving_joints': names,
            'condition_number': result.condition, 'warnings': list(result.warnings),
+           'friction_model': {'name': fm.name, 'law': fm.law, 'velocity_scale': fm.scale,
+                              'stribeck_velocity': fm.stribeck_velocity,
+                              'parameters': list(fm.parameter_names)},
+           'friction_models': result.selection,
+           'weak_parameters': result.weak,
            'base_parameters': [{'name': n, 'value': float(v), 'sigma_percent': float(s),
-                                'consistent_value': float(c)}
-                               for n, v, s, c in zip(result.base_names, result.beta,
-                                                     result.sigma_percent,
-                                                     result.beta_consistent)],
-           'joints': {model.joint_names[j]: dict(zip(('Fv', 'Fs', 'Ia', 'offset'),
-                                                     map(float, result.joint_params[j])))
-                      for j in joints},
+                                'consistent_value': float(c), 'data_share': float(d)}
+                               for n, v, s, c, d in zip(result.base_names, result.beta,
+                                                        result.sigma_percent,
+                                                        result.beta_consistent,
+                                                        result.data_share)],
+           'joints': {model.joint_names[j]: _joint_row(model, result, j) for j in joints},
            'residual_rms': {}}
     for label, data in (('training', train), ('validation', validation)):
         if data is None:
             continue
         nominal = residual_rms(model, x_nom, data, joints)
-        identified = residual_rms(model, x_id, data, joints)
+        identified = residual_rms(model, result, data, joints)
         effort = np.sqrt(np.mean(data[3][:, model.nv - model.njoints + joints] ** 2, axis=0))
         out['residual_rms'][label] = {
             n: {'nominal': float(a), 'identified': float(b), 'effort_rms': float(e)}
             for n, a, b, e in zip(names, nominal, identified, effort)}
     return out
+
+
+def _joint_row(model, result, j):
+    """Return one joint's identified terms: Fv, Fs (positive side), Fv-, Fs-, Fx, Ia, offset."""
+    t = result.friction_table[j]
+    row = {'Fv': float(t[fr.FV_POS]), 'Fs': float(t[fr.FS_POS]), 'Fv-': float(t[fr.FV_NEG]),
+           'Fs-': float(t[fr.FS_NEG]), 'Fx': float(t[fr.FX]), 'Ia': float(result.armature[j]),
+           'offset': float(t[fr.OFF])}
+    combined = result.armature_combined.get(model.joint_names[j])
+    if combined:
+        row['Ia_identifiable_only_as'] = combined
+    return row
 
 
 def text_report(summary):
@@ -100,16 +280,40 @@ def text_report(summary):
         for name, row in table.items():
             lines.append(f"  {name:<24} {row['nominal']:10.4f} -> {row['identified']:10.4f}   "
                          f"({row['effort_rms']:.4f})")
-    lines.append('joint friction and rotor inertia: Fv (N m s/rad), Fs (N m), Ia (kg m^2), '
-                 'offset (N m)')
+    models = summary.get('friction_models') or []
+    if models:
+        lines.append('friction models, RMS error on held-out blocks of the training data '
+                     '(N m or N), * = chosen (the simplest within 2 % of the best):')
+        joints = list(models[0]['holdout_rms'])
+        lines.append(f"  {'model':<18}" + ''.join(f'{n[-12:]:>13}' for n in joints))
+        for m in models:
+            mark = '*' if m['chosen'] else ' '
+            lines.append(f"{mark} {m['name']:<18}"
+                         + ''.join(f"{m['holdout_rms'][n]:13.4f}" for n in joints))
+    fm = summary['friction_model']
+    lines.append(f"friction model {fm['name']}: tau_f = Fv(qd) qd + (Fs(qd) + Fx e(qd)) s(qd) "
+                 f"+ offset, s = {'clip' if fm['law'] == 'linear' else 'tanh'}(qd / "
+                 f"{fm['velocity_scale']:g}), e = exp(-(qd / {fm['stribeck_velocity']:g})^2)")
+    lines.append('joint friction and rotor inertia: Fv+/Fv- (N m s/rad), Fs+/Fs- and Fx (N m), '
+                 'Ia (kg m^2), offset (N m)')
+    flagged = []
     for name, p in summary['joints'].items():
-        lines.append(f"  {name:<24} Fv {p['Fv']:9.4f}  Fs {p['Fs']:9.4f}  Ia {p['Ia']:9.4f}  "
-                     f"offset {p['offset']:9.4f}")
+        mark = ''
+        if 'Ia_identifiable_only_as' in p:
+            mark = ' (Ia: see note)'
+            flagged.append(f"  {name}: only the sum {p['Ia_identifiable_only_as']} is "
+                           'identifiable; Ia is its share kept near the nominal')
+        lines.append(f"  {name:<24} Fv {p['Fv']:8.4f}/{p['Fv-']:8.4f}  Fs {p['Fs']:8.4f}/"
+                     f"{p['Fs-']:8.4f}  Fx {p['Fx']:7.4f}  Ia {p['Ia']:8.4f}  "
+                     f"offset {p['offset']:8.4f}{mark}")
+    if flagged:
+        lines.append('note: rotor inertia that only a sum with link inertias determines:')
+        lines += flagged
     lines.append(f"base parameters ({len(summary['base_parameters'])}): WLS value, %sigma, "
-                 'physically consistent value')
+                 'physically consistent value, share decided by the data')
     for p in summary['base_parameters']:
         lines.append(f"  {p['value']:12.5g} {p['sigma_percent']:8.2f}% "
-                     f"{p['consistent_value']:12.5g}"
+                     f"{p['consistent_value']:12.5g} {100 * p['data_share']:4.0f}%"
                      f"  {p['name']}")
     return '\n'.join(lines)
 
@@ -122,7 +326,7 @@ def plot(model, result, x_nom, data, out_dir, label):
     Q, QD, QDD, E = data
     off = model.nv - model.njoints
     P_nom = predict(model, x_nom, Q, QD, QDD)
-    P_id = predict(model, result.parameters(), Q, QD, QDD)
+    P_id = predict(model, result, Q, QD, QDD)
     n = result.moving.size
     fig, axes = plt.subplots(n, 1, figsize=(10, 1.9 * n), sharex=True, squeeze=False)
     for k, j in enumerate(result.moving):
@@ -144,21 +348,37 @@ def plot(model, result, x_nom, data, out_dir, label):
 
 def run_identify(args):
     """Run ``rnea-ros identify``; return the exit code."""
+    from rnea_ros.analysis.blas import single_threaded_blas
+    with single_threaded_blas():
+        return _run_identify(args)
+
+
+def _run_identify(args):
+    """Run ``rnea-ros identify`` (see :func:`run_identify`)."""
     try:
         with open(args.urdf, encoding='utf-8') as f:
             xml = f.read()
     except OSError as e:
         raise ValueError(f'cannot read URDF file {args.urdf!r}: {e.strerror}') from None
     model = RobotModel.from_urdf_string(xml, friction_from_urdf=True)
-    train = load_samples(args.bags, model, args.topic, args.window)
-    validation = (load_samples([args.validate], model, args.topic, args.window)
-                  if args.validate else None)
-    result = identify(model, *train, band=args.band, prior=args.prior)
+    if args.window is not None and args.window < 3:
+        raise ValueError(f'--window {args.window}: give at least 3 samples')
+    if args.cutoff is not None and not args.cutoff > 0:
+        raise ValueError(f'--cutoff {args.cutoff}: give a positive frequency in Hz')
+    fixed = parse_fixed(args.fixed, model)
+    loaded = load_recordings(args.bags, model, args.topic, window=args.window,
+                             cutoff=args.cutoff, fixed=fixed)
+    checked = load_recordings([args.validate], model, args.topic, fixed=fixed,
+                              like=loaded) if args.validate else None
+    train = loaded.data
+    validation = checked.data if checked is not None else None
+    result = identify(model, *train, band=args.band, prior=args.prior,
+                      friction=getattr(args, 'friction', 'auto'))
     x_nom = np.concatenate([inertial_parameters(model), joint_parameters(model)])
     summary = summarise(model, result, x_nom, train, validation)
     urdf_text = identified_urdf(xml, model, result.phi, result.joint_params)
     RobotModel.from_urdf_string(urdf_text)                    # it must load back
-    params_text = node_parameters(model, result.joint_params) if args.params_out else None
+    params_text = node_parameters(model, result) if args.params_out else None
     plots = []
     if args.report:
         plots.append(plot(model, result, x_nom, train, args.report, 'training'))
@@ -169,7 +389,19 @@ def run_identify(args):
     if params_text is not None:
         write_atomic(args.params_out, params_text)
     summary['outputs'] = {'urdf': args.out, 'params': args.params_out, 'plots': plots}
-    print(json.dumps(summary, indent=2) if args.json else text_report(summary))
+    summary['signals'] = {bag: r.to_dict() for bag, r in loaded.reports.items()}
+    if checked is not None:
+        summary['signals'].update({f'validation {bag}': r.to_dict()
+                                   for bag, r in checked.reports.items()})
+    summary['held_joints'] = loaded.held
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        lines = loaded.lines()
+        for bag, report in ({} if checked is None else checked.reports).items():
+            lines += [f'validation {bag}:'] + ['  ' + line for line in report.lines()]
+        print('\n'.join(lines))
+        print(text_report(summary))
     return 0
 
 
@@ -184,10 +416,21 @@ def add_identify_arguments(parser):
     parser.add_argument('--report', metavar='DIR', help='folder for plots and identify.json')
     parser.add_argument('--band', type=float, default=0.05,
                         help='|qd| below which a joint equation is left out (stick-slip), rad/s')
+    parser.add_argument('--friction', default='auto',
+                        choices=('auto', 'coulomb', 'asymmetric', 'tanh'),
+                        help='friction model: auto (chosen by held-out prediction error, the '
+                        'default), coulomb, asymmetric or tanh (README: Identify the real '
+                        'robot)')
     parser.add_argument('--prior', type=float, default=1.0,
                         help='weight of the pull toward the nominal parameters (default 1)')
-    parser.add_argument('--window', type=int, default=21,
-                        help='samples per Savitzky-Golay window for derivatives (default 21)')
+    parser.add_argument('--cutoff', type=float, metavar='HZ',
+                        help='low-pass cutoff for velocities and accelerations (default: '
+                             'estimated per joint from the recording, and printed)')
+    parser.add_argument('--window', type=int, metavar='N',
+                        help='instead of the low-pass: Savitzky-Golay derivative over N '
+                             'samples (the earlier default was 21)')
+    parser.add_argument('--fixed', nargs='*', metavar='JOINT=VALUE',
+                        help='position of model joints the recording lacks (default 0)')
     parser.add_argument('--json', action='store_true', help='print JSON')
 
 

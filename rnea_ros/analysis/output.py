@@ -72,11 +72,33 @@ def identified_urdf(xml, model, phi, joint_params):
     return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding='unicode') + '\n'
 
 
-def node_parameters(model, joint_params):
-    """Return the node parameter YAML text: friction and armature of every moving joint."""
+def node_parameters(model, result):
+    """Return the node parameter YAML text: friction, offsets and armature of every joint.
+
+    ``result`` is an :class:`~rnea_ros.analysis.identification.Identification` (every term of
+    its friction law) or a (njoints, 4) array [Fv, Fs, Ia, off].  The parameters sit under
+    ``/**`` (any node name, any namespace, as the shipped config files), so that a node started
+    with ``namespace:=left`` gets them too.
+    """
+    import numpy as np
     import yaml
-    params = {'friction_joints': list(model.joint_names),
-              'friction_viscous': [float(p[0]) for p in joint_params],
-              'friction_coulomb': [float(p[1]) for p in joint_params],
-              'armature': [float(p[2]) for p in joint_params]}
-    return yaml.safe_dump({'rnea': {'ros__parameters': params}}, sort_keys=False)
+    names = list(model.joint_names)
+    if hasattr(result, 'model_options'):
+        options = result.model_options(model)
+    else:
+        jp = np.asarray(result, dtype=float).reshape(len(names), 4)
+        options = {'friction_viscous': dict(zip(names, jp[:, 0])),
+                   'friction_coulomb': dict(zip(names, jp[:, 1])),
+                   'armature': dict(zip(names, jp[:, 2])),
+                   'effort_offset': dict(zip(names, jp[:, 3])),
+                   'friction_law': 'linear', 'coulomb_band': model.coulomb_band,
+                   'stribeck_velocity': model.stribeck_velocity}
+    params = {'friction_joints': names}
+    for key in ('friction_viscous', 'friction_coulomb', 'armature', 'friction_viscous_negative',
+                'friction_coulomb_negative', 'friction_stribeck', 'effort_offset'):
+        if key in options:
+            params[key] = [float(options[key][n]) for n in names]
+    params['friction_law'] = str(options['friction_law'])
+    params['coulomb_band'] = float(options['coulomb_band'])
+    params['stribeck_velocity'] = float(options['stribeck_velocity'])
+    return yaml.safe_dump({'/**': {'ros__parameters': params}}, sort_keys=False)

@@ -36,3 +36,27 @@ def mass_matrix(model, q):
             H[idx[i], idx[j]] = F.T @ S[j]
             H[idx[j], idx[i]] = H[idx[i], idx[j]].T
     return H
+
+
+def massless_joints(model, tol=1e-9):
+    """Return the joints that move no mass: H_ii = 0 at q = 0 (zero mass and axis inertia).
+
+    Such a joint (typically a leaf link without ``<inertial>``) has a well-defined inverse
+    dynamics (its effort is 0) but a singular mass matrix (forward dynamics needs an armature).
+    """
+    q = np.zeros(model.nq)
+    if model.floating_base:
+        q[6] = 1.0
+    diagonal = np.diag(mass_matrix(model, q))[model.nv - model.njoints:]
+    return [name for name, d in zip(model.joint_names, diagonal) if not d > tol]
+
+
+def massless_joint_warning(model):
+    """Return the one warning (node and ``rnea-ros``) for :func:`massless_joints`, or None."""
+    names = massless_joints(model)
+    if not names:
+        return None
+    which = f"joint '{names[0]}' moves" if len(names) == 1 else f'joints {names} move'
+    return (f'{which} no mass (the links it carries have no <inertial>, or zero mass and zero '
+            'inertia about its axis): its effort is always 0, and forward dynamics needs an '
+            'armature for it')

@@ -20,7 +20,7 @@ reference is :func:`rnea_ros.core.reference.rnea`, which tests compare to the ke
 import numba
 import numpy as np
 
-from rnea_ros.core import kernels
+from rnea_ros.core import friction, kernels
 from rnea_ros.core.checks import fast_path, matrix, prepare, raise_status, run_kernel
 
 _BATCH_BLOCK = 64      # rows per parallel work item of inverse_dynamics_batch
@@ -61,31 +61,37 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, base_accelerat
 def coulomb_sign(qd, band):
     """Return the sign(qd) of Coulomb friction (qd an array): qd / band inside |qd| < band.
 
-    The one definition of every algorithm (core and :mod:`rnea_ros.khalil`): no chatter at rest.
+    The one definition of every algorithm (core and :mod:`rnea_ros.khalil`): no chatter at rest
+    (:func:`rnea_ros.core.friction.smooth_sign` with the law 'linear').
     """
-    return np.clip(qd / band, -1.0, 1.0)
+    return friction.smooth_sign(qd, band, 'linear')
 
 
 def _friction(model, v):
-    """Return Fs sign(v) + Fv v for joint velocities v (any leading shape; Khalil 2010 eq. 31)."""
-    return (model.friction_coulomb * coulomb_sign(v, model.coulomb_band)
-            + model.friction_viscous * v)
+    """Return the friction efforts of joint velocities v (any leading shape), offsets included.
+
+    The law of :mod:`rnea_ros.core.friction` (Khalil 2010 eq. 31 ``Fs sign(v) + Fv v``, by
+    direction, with a Stribeck term and an effort offset) with the model's table.
+    """
+    return friction.friction_effort(model.friction_table, v, model.coulomb_band,
+                                    model.friction_law, model.stribeck_velocity)
 
 
 def joint_friction(model, qd):
-    """Return the friction efforts Fs sign(qd) + Fv qd per velocity coordinate.
+    """Return the friction efforts per velocity coordinate (zero on a floating base's six).
 
-    Khalil 2010 eq. 31; sign(qd) is replaced by qd / band inside |qd| < model.coulomb_band (no
-    chatter at rest).
+    The model's law of :mod:`rnea_ros.core.friction`: ``Fv(qd) qd + (Fs(qd) + Fx e(qd)) s(qd)
+    + off`` per joint (Khalil 2010 eq. 31 when only Fv and Fs are set); s(qd) is sign(qd),
+    linear inside |qd| < model.coulomb_band (no chatter at rest), or tanh(qd / band).
     """
     off = model.nv - model.njoints
     out = np.zeros(model.nv)
-    out[off:] = _friction(model, qd[off:])
+    out[off:] = _friction(model, np.asarray(qd, dtype=float)[off:])
     return out
 
 
 def _add_joint_terms(model, tau, qd, qdd):
-    """Add friction and rotor inertia to rigid-body efforts, in place (tau may be 2-D)."""
+    """Add friction, offsets and rotor inertia to rigid-body efforts, in place (tau may be 2-D)."""
     off = model.nv - model.njoints
     tau[..., off:] += _friction(model, qd[..., off:]) + model.armature * qdd[..., off:]
     if not np.all(np.isfinite(tau)):

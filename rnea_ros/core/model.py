@@ -15,12 +15,19 @@ The model is read-only after construction; per-call results live in a :class:`Wo
 
 import numpy as np
 
+from rnea_ros.core import friction as fr
 from rnea_ros.core import joints as jt
 from rnea_ros.core import tree
 from rnea_ros.core.layout import (ARMATURE, AXIS, AXIS_CODE, B_N, COULOMB_BAND, DEFAULT_GRAVITY,
                                   H, I_O, IQ, IV, KIND, MASS, NINT, NREAL, P_T, PARENT, R_T, W_F,
                                   W_N, W_X, workspace_size)
 from rnea_ros.core.urdf import parse_urdf, read_urdf_file
+
+
+# Joint-term options of RobotModel (maps joint -> value, then the law's settings).
+_JOINT_OPTIONS = ('friction_viscous', 'friction_coulomb', 'armature', 'friction_viscous_negative',
+                  'friction_coulomb_negative', 'friction_stribeck', 'effort_offset',
+                  'friction_law', 'stribeck_velocity')
 
 
 class Workspace:
@@ -64,7 +71,7 @@ class RobotModel:
 
     def __init__(self, links, joints, floating_base=False, joint_names=None, name='robot',
                  friction_viscous=None, friction_coulomb=None, armature=None,
-                 friction_from_urdf=False, coulomb_band=COULOMB_BAND):
+                 friction_from_urdf=False, coulomb_band=COULOMB_BAND, **friction):
         """Build from LinkSpec and JointSpec lists; prefer the ``from_*`` constructors.
 
         Joint friction and rotor inertia (Khalil 2010 §3, eq. 31), added to every algorithm:
@@ -73,6 +80,12 @@ class RobotModel:
         ``friction_from_urdf`` takes Fv and Fs from each joint's ``<dynamics damping friction>``
         (explicit values win).  sign(qd) is linear inside |qd| < ``coulomb_band`` (rad/s or m/s)
         so that commands do not chatter around zero velocity.
+
+        ``friction`` holds the rest of the law of :mod:`rnea_ros.core.friction`:
+        ``friction_viscous_negative`` and ``friction_coulomb_negative`` (Fv-, Fs- for qd < 0;
+        a joint not named there uses its Fv, Fs both ways), ``friction_stribeck`` (Fx >= 0),
+        ``effort_offset`` (a constant effort per joint, any sign), ``friction_law`` ('linear'
+        or 'tanh') and ``stribeck_velocity``.
         """
         self.name = name
         self.floating_base = bool(floating_base)
@@ -101,13 +114,15 @@ class RobotModel:
         by_name = {j.name: j for j in bodies.moving}
         ordered = [by_name[n] for n in self.joint_names]
         self._joint_records(ordered, link_body)
-        self._joint_terms(joint_index, friction_viscous, friction_coulomb, armature,
+        self._joint_terms(joint_index, dict(friction_viscous=friction_viscous,
+                                            friction_coulomb=friction_coulomb,
+                                            armature=armature, **friction),
                           friction_from_urdf, coulomb_band, off_v)
         self.mimic, self.warnings = tree.mimic_pairs(ordered, joint_index)
         for arr in (self.ints, self.reals, self.joint_body, self.effort_limits,
                     self.velocity_limits, self.lower_limits, self.upper_limits,
                     self.urdf_damping, self.urdf_friction, self.friction_viscous,
-                    self.friction_coulomb, self.armature):
+                    self.friction_coulomb, self.armature, self.friction_table):
             arr.flags.writeable = False
         self.default_workspace = Workspace(self)
 
@@ -151,31 +166,67 @@ class RobotModel:
         self.urdf_damping = np.array([j.damping for j in ordered], dtype=float)
         self.urdf_friction = np.array([j.friction for j in ordered], dtype=float)
 
-    def _joint_terms(self, joint_index, friction_viscous, friction_coulomb, armature,
-                     friction_from_urdf, coulomb_band, off_v):
-        """Store friction (Fv, Fs, band) and armature; write armature into the table."""
+    def _joint_terms(self, joint_index, options, friction_from_urdf, coulomb_band, off_v):
+        """Store the friction table (:mod:`.friction`), band, law and armature (into the table)."""
+        unknown = set(options) - set(_JOINT_OPTIONS)
+        if unknown:
+            raise TypeError(f'unknown model options {sorted(unknown)}; friction options: '
+                            f'{list(_JOINT_OPTIONS)}')
         self.coulomb_band = float(coulomb_band)
         if not self.coulomb_band > 0.0:
             raise ValueError(f'coulomb_band must be positive, got {coulomb_band}')
-        fv = self.urdf_damping.copy() if friction_from_urdf else np.zeros(self.njoints)
-        fs = self.urdf_friction.copy() if friction_from_urdf else np.zeros(self.njoints)
-        ia = np.zeros(self.njoints)
-        for arr, values, what in ((fv, friction_viscous, 'friction_viscous'),
-                                  (fs, friction_coulomb, 'friction_coulomb'),
-                                  (ia, armature, 'armature')):
+        self.friction_law = fr.check_law(options.get('friction_law') or 'linear')
+        self.stribeck_velocity = float(options.get('stribeck_velocity')
+                                       or fr.STRIBECK_VELOCITY)
+        if not (np.isfinite(self.stribeck_velocity) and self.stribeck_velocity > 0.0):
+            raise ValueError(f'stribeck_velocity must be positive, got {self.stribeck_velocity}')
+        nj = self.njoints
+        urdf = friction_from_urdf
+        arrays = {'friction_viscous': self.urdf_damping.copy() if urdf else np.zeros(nj),
+                  'friction_coulomb': self.urdf_friction.copy() if urdf else np.zeros(nj)}
+        for what in _JOINT_OPTIONS[:7]:
+            if what.endswith('_negative'):     # default: the positive side, joint by joint
+                arrays[what] = arrays[what[:-len('_negative')]].copy()
+            arrays.setdefault(what, np.zeros(nj))
+            arr, values = arrays[what], options.get(what)
             for joint, value in (values or {}).items():
                 if joint not in joint_index:
                     raise ValueError(f"{what} names joint '{joint}', which is not a moving "
                                      f"joint of robot '{self.name}'")
                 value = float(value)
-                if not (np.isfinite(value) and value >= 0.0):
-                    raise ValueError(f"{what}['{joint}'] must be finite and >= 0, got {value}")
+                if not (np.isfinite(value) and (value >= 0.0 or what == 'effort_offset')):
+                    raise ValueError(f"{what}['{joint}'] must be finite"
+                                     f"{'' if what == 'effort_offset' else ' and >= 0'}, "
+                                     f'got {value}')
                 arr[joint_index[joint]] = value
+        self.friction_table = fr.friction_table(
+            nj, arrays['friction_viscous'], arrays['friction_coulomb'],
+            arrays['friction_viscous_negative'], arrays['friction_coulomb_negative'],
+            arrays['friction_stribeck'], arrays['effort_offset'])
+        fv, fs, ia = arrays['friction_viscous'], arrays['friction_coulomb'], arrays['armature']
         self.friction_viscous, self.friction_coulomb, self.armature = fv, fs, ia
         for b in range(self.nbodies):
             if self.ints[b, KIND] != jt.FREE_FLYER:
                 self.reals[b, ARMATURE] = ia[self.ints[b, IV] - off_v]
-        self.has_joint_terms = bool(fv.any() or fs.any() or ia.any())
+        self.has_joint_terms = bool(self.friction_table.any() or ia.any())
+
+    def joint_term_options(self):
+        """Return the options that rebuild this model's friction, armature and offsets.
+
+        ``RobotModel.from_specs(links, joints, **model.joint_term_options())`` gives the same
+        joint terms (for a model rebuilt with a payload, say).
+        """
+        names = self.joint_names
+        t = self.friction_table
+        columns = {'friction_viscous': t[:, fr.FV_POS], 'friction_coulomb': t[:, fr.FS_POS],
+                   'friction_viscous_negative': t[:, fr.FV_NEG],
+                   'friction_coulomb_negative': t[:, fr.FS_NEG],
+                   'friction_stribeck': t[:, fr.FX], 'effort_offset': t[:, fr.OFF],
+                   'armature': self.armature}
+        out = {k: dict(zip(names, map(float, v))) for k, v in columns.items()}
+        out.update(coulomb_band=self.coulomb_band, friction_law=self.friction_law,
+                   stribeck_velocity=self.stribeck_velocity)
+        return out
 
     # -- constructors -------------------------------------------------------------------------
 
@@ -191,7 +242,7 @@ class RobotModel:
         """Build a model from URDF XML text; raise ValueError if it is not a usable URDF.
 
         ``options``: friction_viscous, friction_coulomb, armature, friction_from_urdf,
-        coulomb_band (see the class).
+        coulomb_band and the friction options of the class.
         """
         name, links, joints = parse_urdf(xml)
         return cls(links, joints, floating_base=floating_base, joint_names=joint_names,

@@ -17,9 +17,11 @@ into it (see :mod:`rnea_ros.core.model`): its frame is that child link's frame, 
 parameters are the lumped ones.  A floating base is body 0 (the root link).
 
 With ``friction=True`` four columns per joint follow the 10 nbodies rigid-body columns, in model
-joint order: ``[Fv_j, Fs_j, Ia_j, off_j]`` for ``tau_j += Fv qd_j + Fs sign(qd_j) + Ia qdd_j +
-off_j`` (Khalil 2010, eq. 31, plus a constant offset); sign() is the model's (linear inside
-``|qd| < coulomb_band``), as :func:`rnea_ros.core.dynamics.joint_friction`.
+joint order: ``[Fv_j, Fs_j, Ia_j, off_j]`` for ``tau_j += Fv qd_j + Fs s(qd_j) + Ia qdd_j +
+off_j`` (Khalil 2010, eq. 31, plus a constant offset): the symmetric case (Fv+ = Fv-, Fs+ = Fs-,
+no Stribeck term) of the friction law of :mod:`rnea_ros.core.friction`, with the model's sign
+s() (law and ``coulomb_band``), as :func:`rnea_ros.core.dynamics.joint_friction`.  The columns
+of the whole law are :func:`rnea_ros.core.friction.basis`.
 
 :func:`regressor_reference` is the readable numpy version (6x6 matrices of RBDA); the public
 functions call the numba kernels of :mod:`rnea_ros.core.kernels.regressor`, which the tests
@@ -31,7 +33,7 @@ import numpy as np
 
 from rnea_ros.core.checks import matrix as _matrix, prepare as _prepare
 from rnea_ros.core.checks import raise_status as _raise_status, vector as _vector
-from rnea_ros.core.dynamics import coulomb_sign
+from rnea_ros.core.friction import FS_POS, FV_POS, OFF, smooth_sign
 from rnea_ros.core.kernels import regressor as kernels_regressor
 from rnea_ros.core.layout import DEFAULT_GRAVITY, H, I_O, MASS, PARENT
 from rnea_ros.core.reference import tree_transforms
@@ -57,9 +59,12 @@ def inertial_parameters(model):
 
 
 def joint_parameters(model):
-    """Return the joint parameters (4 njoints,): per joint [Fv, Fs, Ia, 0] of the model."""
-    return np.column_stack([model.friction_viscous, model.friction_coulomb, model.armature,
-                            np.zeros(model.njoints)]).ravel()
+    """Return the joint parameters (4 njoints,): per joint [Fv, Fs, Ia, off] of the model.
+
+    Fv and Fs are the positive-direction values (exact for a symmetric law).
+    """
+    t = model.friction_table
+    return np.column_stack([t[:, FV_POS], t[:, FS_POS], model.armature, t[:, OFF]]).ravel()
 
 
 def parameter_names(model, friction=False, numbered=False):
@@ -134,7 +139,7 @@ def joint_columns(model, qd, qdd):
     rows = off + np.arange(nj)
     cols = NJOINT_PARAM * np.arange(nj)
     out[..., rows, cols] = qd[..., off:]
-    out[..., rows, cols + 1] = coulomb_sign(qd[..., off:], model.coulomb_band)
+    out[..., rows, cols + 1] = smooth_sign(qd[..., off:], model.coulomb_band, model.friction_law)
     out[..., rows, cols + 2] = qdd[..., off:]
     out[..., rows, cols + 3] = 1.0
     return out

@@ -50,15 +50,28 @@ def read_urdf_file(path):
     if len(data) > MAX_URDF_BYTES:
         raise refuse(f'larger than {MAX_URDF_BYTES} bytes')
     try:
-        return data.decode('utf-8')
+        return decode_urdf(data)
+    except ValueError as e:
+        raise refuse(str(e).replace('invalid URDF: ', '', 1)) from None
+
+
+def decode_urdf(data):
+    """Return URDF bytes as text, strictly UTF-8; ValueError naming the first bad byte's offset.
+
+    Nothing is replaced: a description whose bytes are not UTF-8 (a file in another encoding, a
+    corrupted message) is refused instead of becoming names with U+FFFD in them.
+    """
+    try:
+        return bytes(data).decode('utf-8')
     except UnicodeDecodeError as e:
-        raise refuse(f'not UTF-8 text ({e.reason} at byte {e.start})') from None
+        raise ValueError(f'invalid URDF: not UTF-8 text ({e.reason} at byte {e.start}: '
+                         f'{bytes(data[e.start:e.start + 4])!r})') from None
 
 
 def read_urdf(source):
     """Return URDF text from a file path, or ``source`` itself when it already is XML text."""
-    if isinstance(source, bytes):
-        source = source.decode('utf-8', errors='replace')
+    if isinstance(source, (bytes, bytearray)):
+        source = decode_urdf(source)
     if isinstance(source, str) and source.lstrip().startswith('<'):
         return source
     return read_urdf_file(source)
@@ -76,8 +89,8 @@ def _check_depth(root):
 
 def parse_xml(xml):
     """Return the ElementTree root of URDF text; ValueError if empty, malformed or not <robot>."""
-    if isinstance(xml, bytes):
-        xml = xml.decode('utf-8', errors='replace')
+    if isinstance(xml, (bytes, bytearray)):
+        xml = decode_urdf(xml)
     if not isinstance(xml, str) or not xml.strip():
         raise ValueError('invalid URDF: the robot description is empty')
     try:

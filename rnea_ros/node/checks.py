@@ -1,15 +1,17 @@
 """Physical plausibility checks the rnea node applies to a model before it drives a robot.
 
 The dynamics core accepts any model it can compute with; a node that commands motors is stricter:
-a description with no moving joint, an inertia that is not positive semi-definite or a joint that
-moves nothing (massless subtree without armature: its effort is always 0 and its acceleration
-undefined; give it an ``armature`` to accept it) is rejected with the reason, and the node keeps
-its previous model.  Principal moments that violate the triangle inequality (no rigid body has
-them, but the dynamics stays well defined; some published URDFs have them) give a warning.
+a description with no moving joint or an inertia that is not positive semi-definite is rejected
+with the reason, and the node keeps its previous model.  Warnings: principal moments that
+violate the triangle inequality (no rigid body has them, but the dynamics stays well defined;
+some published URDFs have them), and a joint that moves no mass (a leaf link without
+``<inertial>``: its effort is 0, inverse dynamics and gravity compensation are well defined;
+:func:`rnea_ros.core.crba.massless_joint_warning`, the same warning ``rnea-ros torques``
+prints).
 """
 
 import numpy as np
-from rnea_ros.core.crba import mass_matrix
+from rnea_ros.core.crba import massless_joint_warning
 from rnea_ros.core.layout import MASS
 from rnea_ros.core.reference import body_inertia
 
@@ -49,25 +51,12 @@ def check_inertias(model):
     return None, warnings
 
 
-def check_moving_mass(model):
-    """Return why some joint moves nothing (zero mass-matrix diagonal), or None."""
-    q = np.zeros(model.nq)
-    if model.floating_base:
-        q[6] = 1.0
-    diagonal = np.diag(mass_matrix(model, q))[model.nv - model.njoints:]
-    dead = [name for name, d in zip(model.joint_names, diagonal) if not d > _TOL]
-    if dead:
-        return (f'joints {dead} move only massless links (zero mass / zero inertia about the '
-                'axis at the root of their subtree) and have no armature')
-    return None
-
-
 def check_model(model):
     """Return warnings; raise ValueError when the node should not drive ``model``."""
     if model.njoints == 0:
         raise ValueError(f"robot '{model.name}' has no moving joints: nothing to compute")
     error, warnings = check_inertias(model)
-    error = error or check_moving_mass(model)
     if error:
         raise ValueError(f"robot '{model.name}': {error}")
-    return warnings
+    massless = massless_joint_warning(model)        # the rule rnea-ros torques applies too
+    return warnings + ([massless] if massless else [])

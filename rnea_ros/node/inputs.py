@@ -70,12 +70,23 @@ class InputsMixin:
                 self._reject('base_acceleration', error)
 
     def _on_imu(self, msg):
-        imu = self._rt.base_acceleration.imu if self._rt is not None else None
+        """Take an IMU reading; on a link that joints move, take their motion out of it.
+
+        The joint motion is that of now: the last joint states (q, qd) and this cycle's qdd for
+        the mode (desired or commanded accelerations; zero in the gravity modes).
+        """
+        rt = self._rt
+        imu = rt.base_acceleration.imu if rt is not None else None
         if imu is not None:
+            now = time.monotonic()
+            joints = None
+            if rt.joints.ready:
+                self._accelerations(rt, now)        # fills rt.qdd as the next cycle will
+                joints = (rt.q, rt.qd, rt.qdd)
             w, a, stamp = msg.angular_velocity, msg.linear_acceleration, msg.header.stamp
             error = imu.update(msg.header.frame_id, (w.x, w.y, w.z), (a.x, a.y, a.z),
                                msg.angular_velocity_covariance[0],
                                msg.linear_acceleration_covariance[0],
-                               stamp.sec + 1e-9 * stamp.nanosec, time.monotonic())
+                               stamp.sec + 1e-9 * stamp.nanosec, now, joints)
             if error:
                 self._reject('imu', error)

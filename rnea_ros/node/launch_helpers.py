@@ -7,6 +7,7 @@ actions.  The pure functions (argument parsing, parameter lists) are unit-tested
 """
 
 import os
+import re
 import sysconfig
 
 from rnea_ros.core.urdf import read_urdf_file
@@ -21,30 +22,46 @@ RNEA_ARGUMENTS = (
                  'empty: as in params_file'),
     ('params_file', '', 'YAML parameter file (default: the installed config/rnea.yaml)'),
     ('command_topic', '', 'Float64MultiArray effort command topic (e.g. '
-                          '/effort_controller/commands); empty: as in params_file'),
+                          'effort_controller/commands, relative to the namespace); empty: as '
+                          'in params_file'),
     ('command_joints', '', 'comma-separated joint order of the commands; empty: as in '
                            'params_file'),
     ('namespace', '', 'ROS namespace of the node'),
     ('use_sim_time', '', 'use /clock (true/false); empty: as in params_file (else false)'),
     ('publish_robot_description', 'false',
-     'also start robot_state_publisher with urdf_file (true/false)'),
+     'also start robot_state_publisher with urdf_file or robot_description (true/false)'),
+    ('robot_description', '', 'URDF file, xacro file (.xacro: needs xacro installed) or URDF '
+                              'XML, given to the node as its robot_description parameter; '
+                              'empty: urdf_file or the robot_description topic'),
+    ('node_name', 'rnea', 'name of the node (its topics and services are ~/ of it)'),
+    ('lifecycle', 'false', 'true: the managed (lifecycle) node, rnea_lifecycle_node, which '
+                           'starts unconfigured'),
+    ('log_level', '', 'log level of the node: debug, info, warn, error or fatal; empty: info'),
 )
+LOG_LEVELS = ('debug', 'info', 'warn', 'error', 'fatal')
+XACRO_HINT = 'pip install xacro, or apt install ros-$ROS_DISTRO-xacro'
 
 # gravity_compensation.launch.py: same arguments, hardware defaults.
 GRAVITY_COMPENSATION_DEFAULTS = {
     'mode': 'gravity_compensation',
     'params_file': 'gravity_compensation.yaml',
-    'command_topic': '/effort_controller/commands',
+    # relative: in namespace:=left it is /left/effort_controller/commands, so two namespaced
+    # robots never command one controller
+    'command_topic': 'effort_controller/commands',
 }
+
+# A launch configuration the XML twins set to their own file name, so that a refusal names the
+# file the user ran (not the Python file the XML includes).
+LAUNCH_FILE_CONFIGURATION = 'rnea_launch_file'
 
 
 def arguments(defaults=None):
     """Return the (name, default, description) rows with some defaults replaced.
 
-    The params_file default is resolved to the full path of the installed YAML file.
+    The params_file default is the full path of the installed YAML file.
     """
     defaults = dict(defaults or {})
-    defaults['params_file'] = resolve_params_file(defaults.get('params_file'))
+    defaults['params_file'] = shipped_params_file(defaults.get('params_file'))
     return tuple((name, defaults.get(name, default), text)
                  for name, default, text in RNEA_ARGUMENTS)
 
@@ -73,12 +90,34 @@ def shipped_urdf_file():
     return os.path.join(share_dir('urdf'), SHIPPED_ROBOT)
 
 
-def resolve_params_file(value):
-    """Return the parameter file path: a path as given, a bare name from config_dir()."""
-    value = value or 'rnea.yaml'
-    if os.sep in value or os.path.isabs(value):
-        return value
-    return os.path.join(config_dir(), value)
+def shipped_params_file(name=None):
+    """Return the installed parameter file ``name`` (default ``rnea.yaml``)."""
+    return os.path.join(config_dir(), name or 'rnea.yaml')
+
+
+def resolve_params_file(value, default=None):
+    """Return the absolute path of the parameter file ``value``; ValueError if there is none.
+
+    Empty: the installed ``default`` (``rnea.yaml``).  Otherwise the user's path wins, relative
+    to the working directory as in a shell; only when no such file exists is a bare name of a
+    shipped file (``gravity_compensation.yaml``) read from the installed config folder.  A file
+    that is found nowhere stops the launch with one line: never a silent fallback.
+    """
+    text = str(value or '').strip()
+    if not text:
+        return shipped_params_file(default)
+    path = os.path.abspath(os.path.expanduser(text))
+    if os.path.exists(path):
+        if not os.path.isfile(path):
+            raise ValueError(f"params_file '{text}': {path} is not a regular file")
+        return path
+    shipped = os.path.join(config_dir(), text)
+    if os.path.basename(text) == text and os.path.isfile(shipped):
+        return shipped
+    where = '' if os.path.isabs(os.path.expanduser(text)) else \
+        f' (a relative path is read from the working directory {os.getcwd()})'
+    raise ValueError(f"params_file '{text}' not found: no file {path}{where}; the shipped "
+                     f'files are in {config_dir()}')
 
 
 def parse_bool(value, name):
@@ -107,6 +146,11 @@ def rnea_parameters(config):
         overrides['use_sim_time'] = parse_bool(config['use_sim_time'], 'use_sim_time')
     if config.get('urdf_file'):
         overrides['urdf_file'] = os.path.abspath(os.path.expanduser(config['urdf_file']))
+    description = robot_description_xml(config)
+    if description is not None:
+        if config.get('urdf_file'):
+            raise ValueError('give urdf_file or robot_description, not both')
+        overrides['robot_description'] = description
     for name in ('mode', 'command_topic'):
         if config.get(name):
             overrides[name] = config[name]
@@ -116,17 +160,68 @@ def rnea_parameters(config):
     return [resolve_params_file(config.get('params_file')), overrides]
 
 
+def robot_description_xml(config):
+    """Return the URDF XML of the robot_description argument, or None when it is empty.
+
+    The argument is URDF XML (it starts with ``<``) or a file, relative to the working
+    directory: a ``.xacro`` file is expanded with xacro (ValueError naming how to install it
+    where it is missing), any other file is read as URDF.
+    """
+    text = str(config.get('robot_description') or '').strip()
+    if not text:
+        return None
+    if text.startswith('<'):
+        return text
+    path = os.path.abspath(os.path.expanduser(text))
+    if not os.path.isfile(path):
+        raise ValueError(f"robot_description '{text}' is neither URDF XML nor a file: no file "
+                         f'{path}')
+    if not path.endswith('.xacro'):
+        return read_urdf_file(path)
+    try:
+        import xacro
+    except ImportError:
+        raise ValueError(f"robot_description '{text}' is a xacro file and xacro is not "
+                         f'installed: {XACRO_HINT}') from None
+    try:
+        return xacro.process_file(path).toxml()
+    except Exception as error:  # noqa: B902 (xacro raises its own and XML errors)
+        raise ValueError(f"xacro could not expand robot_description '{text}': "
+                         f'{str(error).splitlines()[0] if str(error) else type(error).__name__}'
+                         ) from None
+
+
+def node_arguments(config):
+    """Return (executable, name, extra command-line arguments) from the launch interface."""
+    lifecycle = parse_bool(config.get('lifecycle', 'false'), 'lifecycle')
+    name = str(config.get('node_name') or 'rnea').strip()
+    if not re.fullmatch(r'[A-Za-z_][A-Za-z0-9_]*', name):
+        raise ValueError('launch argument node_name must be a ROS node name (letters, digits, '
+                         f"'_', not starting with a digit), got '{name}'")
+    level = str(config.get('log_level') or '').strip().lower()
+    level = 'warn' if level == 'warning' else level
+    if level and level not in LOG_LEVELS:
+        raise ValueError(f'launch argument log_level must be one of {list(LOG_LEVELS)}, got '
+                         f"'{config.get('log_level')}'")
+    extra = ['--ros-args', '--log-level', level] if level else []
+    return ('rnea_lifecycle_node' if lifecycle else 'rnea_node'), name, extra
+
+
 def rnea_node_kwargs(config):
     """Return the keyword arguments of launch_ros.actions.Node for the rnea node."""
-    return {
+    executable, name, extra = node_arguments(config)
+    kwargs = {
         'package': PACKAGE,
-        'executable': 'rnea_node',
-        'name': 'rnea',
+        'executable': executable,
+        'name': name,
         'namespace': config.get('namespace', ''),
         'parameters': rnea_parameters(config),
         'output': 'screen',
         'emulate_tty': True,
     }
+    if extra:
+        kwargs['arguments'] = extra
+    return kwargs
 
 
 def robot_state_publisher_kwargs(config):
@@ -134,9 +229,12 @@ def robot_state_publisher_kwargs(config):
     if not parse_bool(config.get('publish_robot_description', 'false'),
                       'publish_robot_description'):
         return None
-    if not config.get('urdf_file'):
-        raise ValueError('publish_robot_description:=true needs urdf_file:=<path>')
-    xml = read_urdf_file(config['urdf_file'])
+    xml = robot_description_xml(config)
+    if xml is None and not config.get('urdf_file'):
+        raise ValueError('publish_robot_description:=true needs urdf_file:=<path> or '
+                         'robot_description:=<file>')
+    if xml is None:
+        xml = read_urdf_file(config['urdf_file'])
     return {
         'package': 'robot_state_publisher',
         'executable': 'robot_state_publisher',
@@ -180,11 +278,13 @@ def gravity_compensation_config(config):
     config = dict(config)
     for name, default in GRAVITY_COMPENSATION_DEFAULTS.items():
         if not config.get(name):
-            config[name] = resolve_params_file(default) if name == 'params_file' else default
+            config[name] = shipped_params_file(default) if name == 'params_file' else default
+    config['params_file'] = resolve_params_file(config['params_file'])
+    launch_file = config.get(LAUNCH_FILE_CONFIGURATION) or 'gravity_compensation.launch.py'
     if not parse_list(config.get('command_joints', '')) and \
-            not params_file_command_joints(resolve_params_file(config['params_file'])):
+            not params_file_command_joints(config['params_file']):
         raise ValueError(
-            'gravity_compensation.launch.py needs command_joints:=j1,j2,... (the joints of '
+            f'{launch_file} needs command_joints:=j1,j2,... (the joints of '
             'your effort controller, in its order) or a params_file that sets command_joints; '
             'refusing to command every URDF joint')
     return config

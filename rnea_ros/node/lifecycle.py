@@ -36,7 +36,8 @@ class ManagedRneaNode(LifecycleNodeMixin, RneaNode):
             return TransitionCallbackReturn.SUCCESS
         try:
             self._reload_model()
-        except ValueError:
+        except ValueError as exc:
+            self._log.error(f'configure failed: {exc}')
             self._configured = False
             return TransitionCallbackReturn.FAILURE
         return TransitionCallbackReturn.SUCCESS

@@ -21,7 +21,9 @@ They are read at start and may be changed at run time; any change rebuilds the m
 two cycles (parameter callbacks run in the executor thread that runs the cycle) and a bad
 payload is rejected, keeping the previous model.  Service ``~/set_payload`` reuses the type
 rcl_interfaces/srv/SetParametersAtomically: its request lists payload_* parameters (others are
-refused), the ones not given return to their defaults, and all are set at once.  Service
+refused), the ones not given return to their defaults, and all are set at once; a request with
+no parameters commits the last accepted estimate of ``~/estimate_payload``
+(:mod:`rnea_ros.node.payload_estimation`).  Service
 ``~/clear_payload`` (std_srvs/Trigger) removes the payload.  Diagnostics show the payload and
 the largest residual of the last period.
 """
@@ -133,6 +135,15 @@ class ModelMonitor:
     # -- services ----------------------------------------------------------------------------
 
     def _on_set_payload(self, request, response):
+        estimation = getattr(self._node, '_payload_estimation', None)
+        if not request.parameters and estimation is not None:      # commit the last estimate
+            params, reason = estimation.commit_parameters()
+            result = (self._node.set_parameters_atomically(params) if params is not None
+                      else SetParametersResult(successful=False, reason=reason))
+            if result.successful:
+                estimation.on_committed()
+            response.result = result
+            return response
         given = {p.name: Parameter.from_parameter_msg(p) for p in request.parameters}
         unknown = sorted(set(given) - set(PAYLOAD_DEFAULTS))
         if unknown:

@@ -77,6 +77,4 @@ def attach_payload(model, cfg, source, is_file):
     names = model.joint_names
     return RobotModel.from_specs(
         links, joints, floating_base=model.floating_base, joint_names=names, name=name,
-        friction_viscous=dict(zip(names, model.friction_viscous)),
-        friction_coulomb=dict(zip(names, model.friction_coulomb)),
-        armature=dict(zip(names, model.armature)), coulomb_band=model.coulomb_band)
+        **model.joint_term_options())

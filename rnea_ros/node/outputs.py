@@ -150,6 +150,7 @@ class CycleMixin:
         if self._loader.pending:
             self._take_loaded_model()
         self._refresh_wrench_subscribers()
+        self._note_wait(time.monotonic())
         if self._last_joint_state is None or self._stale:
             return
         if time.monotonic() - self._last_joint_state > self._cfg['joint_state_timeout']:
@@ -159,6 +160,65 @@ class CycleMixin:
             self._log.error(self._last_error)
             self._stop_commands(send_zero=self._cfg['zero_on_timeout'])
 
+    # -- silent waits and a second commander (logged once, then at a low rate) ---------------
+
+    def _waiting_for(self):
+        """Return (kind, log line) of what the node waits for without output, or None."""
+        if not self._configured:
+            return None
+        rt = self._rt
+        if rt is None:
+            if self._description_source() is not None:
+                return None             # loading, or refused (that error is logged)
+            return ('description', 'waiting for a robot description: nothing on '
+                    f'{self._description_sub.topic_name} (transient local, as '
+                    'robot_state_publisher publishes it) and the robot_description and '
+                    'urdf_file parameters are empty')
+        if rt.joints.ready:
+            return None
+        topic = self._joint_state_sub.topic_name
+        if not rt.joints.received.any():
+            return ('joint_states', f'model {rt.model.name!r} loaded, waiting for {topic}: no '
+                    'message with model joints yet')
+        missing = rt.joints.missing()
+        return ('missing', f'{topic} lack model joints [{node_io.truncated(missing)}]: nothing '
+                'is published until every model joint has a position; hold joints that no '
+                'driver publishes with the fixed_joints parameter (e.g. fixed_joints: '
+                f'[{node_io.truncated(missing, 2)}])')
+
+    def _note_wait(self, now):
+        waiting = self._waiting_for()
+        kind = waiting and waiting[0]
+        if kind != self._wait_kind:
+            self._wait_kind = kind
+            self._wait_notice.reset()
+        if not waiting or not self._wait_notice.due(now):
+            return
+        if kind == 'missing':           # a configuration issue; the others are normal at first
+            self._log.warning(waiting[1])
+        else:
+            self._log.info(waiting[1])
+
+    def _check_command_publishers(self):
+        """Warn when another node publishes on the command topic (two commanders, one robot)."""
+        pub = self._cmd_pub
+        others = []
+        if pub is not None:
+            me = (self.get_name(), self.get_namespace())
+            mine = 0
+            for info in self.get_publishers_info_by_topic(pub.topic_name):
+                if (info.node_name, info.node_namespace) == me and not mine:
+                    mine += 1           # this node's own publisher
+                else:
+                    others.append(f"{info.node_namespace.rstrip('/')}/{info.node_name}")
+        self._other_commanders = others
+        if not others:
+            self._command_notice.reset()
+        elif self._command_notice.due(time.monotonic()):
+            self._log.warning(f'command topic {pub.topic_name} is also published by '
+                              f'{node_io.truncated(others)}: two publishers command one '
+                              'controller; check command_topic and the namespaces')
+
     def shutdown_outputs(self):
         """Stop commanding before the node goes away (one zero command if zero_on_timeout)."""
         self._stop_commands(send_zero=self._cfg['zero_on_timeout'])
@@ -166,6 +226,7 @@ class CycleMixin:
     # -- diagnostics -----------------------------------------------------------------------
 
     def _publish_diagnostics(self):
+        self._check_command_publishers()
         now = time.monotonic()
         period = self._stats.summary(now)
         self._stats.reset(now)
@@ -176,7 +237,8 @@ class CycleMixin:
             level = node_io.ERROR
             message = f'joint limit guard: commands stopped ({self._limit_fault})'
 
-        status = DiagnosticStatus(level=bytes([level]), name=f'{self.get_name()}: rnea',
+        status = DiagnosticStatus(level=bytes([level]),
+                                  name=f'{self.get_fully_qualified_name()}: rnea',
                                   message=message,
                                   hardware_id=rt.model.name if rt is not None else '')
         values = {
@@ -191,6 +253,7 @@ class CycleMixin:
             'base_acceleration_source': self._base_source(rt, now),
             'ignored_joint_names': self._ignored_names(rt),
             'last_error': self._last_error,
+            'other_command_publishers': ', '.join(self._other_commanders),
         }
         values.update({key: f'{value:.1f}' if isinstance(value, float) else str(value)
                        for key, value in period.items()})

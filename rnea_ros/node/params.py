@@ -4,8 +4,15 @@ The table is plain Python (no ROS import), so the node declares its parameters f
 compare it with ``config/rnea.yaml``, and :func:`check_value` validates a new value with a reason
 that the node's on-set-parameters callback returns to the caller.
 
+Values arrive typed as YAML reads them (``-p name:=value``, parameter files and ``ros2 param
+set`` all guess the type from the text): :func:`normalise` is the one rule that turns them into
+the table's types (``off``, read as false, is the word 'off'; integers are doubles; ``[]`` is the
+parameter's own empty array) for every parameter of the table, those other modules add included.
+
 Per-joint arrays (``kp``, ``kd``, ``max_effort``) hold either one value for every joint or one
 value per model joint, in model joint order (the order of ``name`` in ``~/joint_efforts``).
+``fixed_joints`` / ``fixed_joint_positions`` (parallel arrays, :func:`fixed_joint_positions`)
+hold joints that no driver publishes.
 
 Joint friction and rotor inertia (``friction_viscous``, ``friction_coulomb``, ``armature``):
 ROS parameters cannot be maps, so a name -> value map is given as the parallel arrays
@@ -23,16 +30,28 @@ import math
 import numpy as np
 from rnea_ros.core.layout import DEFAULT_GRAVITY
 from rnea_ros.node import monitor_params, observer_params
+from rnea_ros.node import payload_estimation_params
 
 MODES = ('inverse_dynamics', 'gravity_compensation', 'gravity_coriolis', 'computed_torque')
 
 # Parameters whose change rebuilds the model (from the current description).
 MODEL_PARAMETERS = ('robot_description', 'urdf_file', 'floating_base', 'friction_joints',
-                    'friction_viscous', 'friction_coulomb', 'armature', 'use_urdf_friction')
-# Friction and armature coefficients: maps by joint name built by joint_coefficients().
-COEFFICIENT_PARAMETERS = ('friction_viscous', 'friction_coulomb', 'armature')
+                    'friction_viscous', 'friction_coulomb', 'armature', 'use_urdf_friction',
+                    'friction_viscous_negative', 'friction_coulomb_negative',
+                    'friction_stribeck', 'effort_offset', 'friction_law', 'coulomb_band',
+                    'stribeck_velocity')
+# Friction, offset and armature coefficients: maps by joint name built by joint_coefficients().
+COEFFICIENT_PARAMETERS = ('friction_viscous', 'friction_coulomb', 'armature',
+                          'friction_viscous_negative', 'friction_coulomb_negative',
+                          'friction_stribeck', 'effort_offset')
+# The friction law's settings (rnea_ros.core.friction), passed to the model when set.
+LAW_PARAMETERS = ('friction_law', 'coulomb_band', 'stribeck_velocity')
 # Per-joint arrays: one value for all joints or one per model joint.
 PER_JOINT_PARAMETERS = ('kp', 'kd', 'max_effort')
+
+
+class ParameterError(ValueError):
+    """Parameters that do not fit the model (not a fault of the robot description)."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +113,16 @@ PARAMETERS = (
     ParamSpec('command_joints', 'string_array', [],
               'Joint order of the command array. []: all model joints in model order.',
               constraints='names of model joints, no duplicates'),
+    ParamSpec('fixed_joints', 'string_array', [],
+              'Joints no driver publishes (e.g. the fingers of an arm-only driver), held at '
+              'fixed_joint_positions with velocity 0 so that the node computes without them in '
+              'joint_states; a joint_states message that names one wins from then on. []: '
+              'none (the node waits until every model joint has a position).',
+              constraints='names of model joints, no duplicates'),
+    ParamSpec('fixed_joint_positions', 'double_array', [],
+              'Positions in rad or m of the fixed_joints, in their order (one value for all, '
+              'or one per fixed joint). []: 0 for every fixed joint.',
+              low=-1e6, high=1e6),
     ParamSpec('clamp_efforts', 'bool', True,
               'Clamp efforts (~/joint_efforts and commands) to the URDF effort limits.'),
     ParamSpec('max_effort', 'double_array', [],
@@ -134,10 +163,29 @@ PARAMETERS = (
               'all joints, or one per friction_joints / command_joints entry). []: 0, or '
               'the URDF damping with use_urdf_friction.', low=0.0, high=1e9),
     ParamSpec('friction_coulomb', 'double_array', [],
-              'Coulomb friction Fs per joint in N m or N: tau += Fs sign(qd), sign linear inside '
-              '|qd| < 0.01 rad/s (one value for all joints, or one per friction_joints / '
-              'command_joints entry). []: 0, or the URDF friction with use_urdf_friction.',
-              low=0.0, high=1e9),
+              'Coulomb friction Fs per joint in N m or N: tau += Fs s(qd), s = sign(qd) linear '
+              'inside |qd| < coulomb_band (one value for all joints, or one per '
+              'friction_joints / command_joints entry). []: 0, or the URDF friction with '
+              'use_urdf_friction.', low=0.0, high=1e9),
+    ParamSpec('friction_viscous_negative', 'double_array', [],
+              'Viscous friction Fv- for qd < 0 per joint (as friction_viscous). []: the same as '
+              'for qd > 0.', low=0.0, high=1e9),
+    ParamSpec('friction_coulomb_negative', 'double_array', [],
+              'Coulomb friction Fs- for qd < 0 per joint (as friction_coulomb). []: the same as '
+              'for qd > 0.', low=0.0, high=1e9),
+    ParamSpec('friction_stribeck', 'double_array', [],
+              'Stribeck excess Fx per joint in N m or N (static minus Coulomb friction): tau += '
+              'Fx exp(-(qd / stribeck_velocity)^2) s(qd). []: 0.', low=0.0, high=1e9),
+    ParamSpec('effort_offset', 'double_array', [],
+              'Constant effort offset per joint in N m or N, added to every command, at rest '
+              'too (identified by rnea-ros identify). []: 0.', low=-1e9, high=1e9),
+    ParamSpec('friction_law', 'string', 'linear',
+              'Sign s(qd) of the Coulomb and Stribeck terms: linear = qd / coulomb_band '
+              'clipped to [-1, 1]; tanh = tanh(qd / coulomb_band).', choices=('linear', 'tanh')),
+    ParamSpec('coulomb_band', 'double', 0.01,
+              'Velocity scale v_s of s(qd) in rad/s or m/s.', low=1e-9, high=1e3),
+    ParamSpec('stribeck_velocity', 'double', 0.1,
+              'Stribeck velocity v_st in rad/s or m/s.', low=1e-9, high=1e3),
     ParamSpec('armature', 'double_array', [],
               'Rotor inertia (reflected motor inertia) Ia per joint in kg m^2 or kg: tau += Ia '
               'qdd (one value for all joints, or one per friction_joints / command_joints '
@@ -154,10 +202,13 @@ PARAMETERS = (
               low=-1e4, high=1e4, constraints='exactly 6 finite values'),
     ParamSpec('use_imu', 'bool', False,
               'Take the acceleration of a moving fixed base from an IMU on ~/imu '
-              '(sensor_msgs/Imu, sensor-data QoS) rigidly attached to the root link (frame_id = '
-              'a link merged into the root by fixed joints; empty = root link). Its '
+              '(sensor_msgs/Imu, sensor-data QoS) on any link of the URDF (frame_id = the '
+              'link, sensor frames merged over fixed joints included; empty = root link). Its '
               'accelerometer gives a_base - g including the tilt against gravity, so the '
-              'gravity parameter is not applied while the IMU is used. Priority: a fresh '
+              'gravity parameter is not applied while the IMU is used. On a link that joints '
+              'move, the motion of the joints (last joint states, and the accelerations of the '
+              'cycle: desired or commanded in inverse_dynamics / computed_torque, zero in the '
+              'gravity modes) is taken out of the reading with the model. Priority: a fresh '
               '~/base_acceleration message, then the IMU while its last message is younger '
               'than desired_timeout, then the base_acceleration parameter with gravity. '
               'Fixed-base models only.'),
@@ -178,6 +229,7 @@ SPECS = {spec.name: spec for spec in PARAMETERS}
 
 # Effort residual, contact and payload parameters (issue 9): rnea_ros/monitor_params.py.
 PARAMETERS += tuple(ParamSpec(**entry) for entry in monitor_params.PARAMETERS)
+PARAMETERS += tuple(ParamSpec(**entry) for entry in payload_estimation_params.PARAMETERS)
 SPECS.update({spec.name: spec for spec in PARAMETERS})
 MODEL_PARAMETERS += monitor_params.MODEL_PARAMETERS
 PER_JOINT_PARAMETERS += monitor_params.PER_JOINT_PARAMETERS
@@ -185,6 +237,53 @@ PER_JOINT_PARAMETERS += monitor_params.PER_JOINT_PARAMETERS
 PARAMETERS += tuple(ParamSpec(**entry) for entry in observer_params.PARAMETERS)
 SPECS.update({spec.name: spec for spec in PARAMETERS})
 PER_JOINT_PARAMETERS += observer_params.PER_JOINT_PARAMETERS
+
+
+# YAML 1.1 (rcl's `-p name:=value` and parameter files, `ros2 param set`) reads these unquoted
+# words as booleans; a string parameter given one gets the word it documents for it.
+YAML_BOOLEAN_WORDS = 'true/false, yes/no, on/off'
+_BOOLEAN_WORDS = {False: 'off', True: 'on'}
+
+
+def normalise(name, value):
+    """Return (value in the type of parameter ``name``, None) or (value, why it cannot be).
+
+    The one rule for values typed the way YAML reads them: a boolean given to a string
+    parameter becomes its documented word ('off' / 'on', when the parameter has that choice;
+    otherwise the reason says to quote it), an integer given to a double becomes a float,
+    integers in a double array floats, and an empty list of any type is the parameter's own
+    empty array.  ``value`` is a plain Python value (lists, not array.array); unknown names
+    and None pass unchanged.
+    """
+    spec = SPECS.get(name)
+    if spec is None or value is None:
+        return value, None
+    kind = spec.kind
+    if kind == 'string':
+        if isinstance(value, bool):
+            word = _BOOLEAN_WORDS[value]
+            if word in spec.choices:
+                return word, None
+            told = (f'{name} got the boolean {str(value).lower()} (YAML reads unquoted '
+                    f'{YAML_BOOLEAN_WORDS} as booleans)')
+            if spec.choices:
+                return value, f'{told}: give one of {list(spec.choices)}'
+            return value, f"{told}: quote the word, e.g. -p \"{name}:='no'\" or {name}: 'no'"
+        if not isinstance(value, str):
+            return value, f'{name} must be a string, got {value!r}'
+    elif kind == 'bool':
+        if not isinstance(value, bool):
+            return value, f'{name} must be true or false, got {value!r}'
+    elif kind == 'double':
+        if isinstance(value, int) and not isinstance(value, bool):
+            return float(value), None
+    elif isinstance(value, (list, tuple)):
+        if kind == 'double_array' and all(isinstance(v, int) and not isinstance(v, bool)
+                                          for v in value):
+            return [float(v) for v in value], None
+        if not value:
+            return [], None
+    return value, None
 
 
 def _check_double(spec, value):
@@ -232,6 +331,9 @@ def check_value(name, value, joint_names=None):
     spec = SPECS.get(name)
     if spec is None or value is None:
         return None
+    value, error = normalise(name, value)
+    if error:
+        return error
     if spec.kind == 'double':
         return _check_double(spec, value)
     if spec.kind == 'string' and spec.choices and value not in spec.choices:
@@ -267,6 +369,21 @@ def check_joint_names(name, names, joint_names):
     return None
 
 
+def fixed_joint_positions(cfg, joint_names):
+    """Return (model indices, positions) of the ``fixed_joints``; ParameterError if unfit."""
+    names = list(cfg.get('fixed_joints') or [])
+    values = list(cfg.get('fixed_joint_positions') or [])
+    error = check_joint_names('fixed_joints', names, joint_names)
+    if error:
+        raise ParameterError(error)
+    if len(values) not in (0, 1, len(names)) or (values and not names):
+        raise ParameterError(f'fixed_joint_positions has {len(values)} values; give 1 (all '
+                             f'fixed joints) or {len(names)}, one per fixed_joints entry in '
+                             f'this order: {names}')
+    index = [list(joint_names).index(name) for name in names]
+    return index, per_joint(values, len(names), 0.0)
+
+
 def per_joint(values, n, fill):
     """Broadcast a per-joint parameter (None, 1 value or n values) to an array of n floats."""
     if not values:
@@ -282,7 +399,7 @@ def joint_coefficients(cfg, joint_names):
     """Return {option: {joint: value}} for the model's friction and armature parameters.
 
     ``cfg`` holds the node parameters, ``joint_names`` the model's moving joints.  Raise
-    ValueError with the reason when the arrays do not fit the names they refer to.
+    :class:`ParameterError` with the reason when the arrays do not fit the names they refer to.
     """
     names = cfg.get('friction_joints')
     what = 'friction_joints'
@@ -291,16 +408,20 @@ def joint_coefficients(cfg, joint_names):
         what = 'command_joints' if cfg.get('command_joints') else 'model joints'
     error = check_joint_names(what, names, joint_names)
     if error:
-        raise ValueError(error)
+        raise ParameterError(error)
     options = {}
     for name in COEFFICIENT_PARAMETERS:
         values = cfg.get(name)
         if not values:
             continue
         if len(values) not in (1, len(names)):
-            raise ValueError(f'{name} has {len(values)} values; give 1 (all joints) or '
-                             f'{len(names)}, one per {what} entry in this order: {list(names)}')
+            raise ParameterError(f'{name} has {len(values)} values; give 1 (all joints) or '
+                                 f'{len(names)}, one per {what} entry in this order: '
+                                 f'{list(names)}')
         options[name] = dict(zip(names, per_joint(values, len(names), 0.0).tolist()))
+    for name in LAW_PARAMETERS:
+        if cfg.get(name) not in (None, SPECS[name].default):
+            options[name] = cfg[name]
     return options
 
 

@@ -5,12 +5,12 @@ Inputs: the robot description (``robot_description`` topic, transient local, or 
 (JointTrajectory), ``~/desired_accelerations_array`` (Float64MultiArray, model joint order),
 ``~/reference`` (JointTrajectory, computed_torque mode), ``~/external_wrenches``
 (WrenchStamped, frame_id = link), ``~/base_acceleration`` (AccelStamped, world frame: the
-acceleration of a moving fixed base) and, with ``use_imu``, ``~/imu`` (sensor_msgs/Imu on a link
-fixed to the root: the base acceleration, tilt against gravity included; a fresh topic message
-wins over the IMU, a fresh IMU over the ``base_acceleration`` parameter; the base velocity is
-taken as zero).  Outputs: ``~/joint_efforts`` (JointState stamped with the input stamp),
-``~/reaction_wrenches/<joint>``, optional commands on ``command_topic`` (Float64MultiArray for
-ros2_control's forward_command_controller) and ``/diagnostics``.
+acceleration of a moving fixed base) and, with ``use_imu``, ``~/imu`` (sensor_msgs/Imu on any
+link, joint motion taken out: the base acceleration, tilt against gravity included; a fresh topic
+message wins over the IMU, a fresh IMU over the ``base_acceleration`` parameter; the base
+velocity is taken as zero).  Outputs: ``~/joint_efforts`` (JointState stamped with the input
+stamp), ``~/reaction_wrenches/<joint>``, optional commands on ``command_topic``
+(Float64MultiArray for ros2_control's forward_command_controller) and ``/diagnostics``.
 Service ``~/enable`` (std_srvs/SetBool) switches command output.  ``joint_states`` is subscribed
 best effort (hears reliable and best-effort publishers; QoS overridable by parameters).  A joint
 leaving its limits stops commands until re-enabled (the joint limit guard).  A managed variant is
@@ -44,18 +44,21 @@ from rclpy.qos_overriding_options import QoSOverridingOptions
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
 from rclpy.validate_topic_name import validate_topic_name
+from rnea_ros.node import _cold_start  # first: it times the kernels' compile below
 from rnea_ros.node import bookkeeping as node_io
 from rnea_ros.node import params as node_params
 from rnea_ros.node.bookkeeping import wire
 from rnea_ros.node.inputs import InputsMixin
 from rnea_ros.node.observer import ObserverMixin
 from rnea_ros.node.outputs import CycleMixin
-from rnea_ros.node.runtime import BackgroundLoader, descriptor, load_model, ModelRuntime
+from rnea_ros.node.runtime import (BackgroundLoader, descriptor, load_model, ModelRuntime, plain,
+                                   rejection, typed_parameter)
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
 
+_cold_start.NOTICE.done()       # the kernels are loaded (imported above)
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
 # Joint states: best effort hears best-effort and reliable publishers (robot_state_publisher
@@ -65,10 +68,10 @@ JOINT_STATE_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
 INPUT_DEPTH = 10
 
 
-def _plain(value):
-    """Return a parameter value with arrays as lists (rclpy gives array.array for doubles)."""
-    return list(value) if isinstance(value, (list, tuple)) or hasattr(value, 'typecode') \
-        else value
+def _plain(value, name=None):
+    """Return a parameter value as a plain Python value in its table type (lists for arrays)."""
+    value = plain(value)
+    return value if name is None else node_params.normalise(name, value)[0]
 
 
 def topic_error(name, value):
@@ -114,6 +117,12 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
         self._stats = node_io.CycleStats(time.monotonic())
         self._stamps = node_io.StampCheck()
         self._loader = BackgroundLoader()
+        self._wait_notice = node_io.Notice(delay=2.0, period=30.0)     # silent waits (issue 23)
+        self._wait_kind = None
+        self._command_notice = node_io.Notice(delay=0.0, period=60.0)
+        self._other_commanders = []
+        if hasattr(self, 'add_pre_set_parameters_callback'):    # rclpy >= Iron
+            self.add_pre_set_parameters_callback(self._typed_parameters)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         for spec in node_params.PARAMETERS:
             self._declare(spec)
@@ -122,6 +131,8 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
         from rnea_ros.node.monitor import ModelMonitor      # ~/effort_residual, ~/contact, payload
         self._monitor = ModelMonitor(self)
         self._observer_setup()      # ~/external_torques, ~/external_wrench, ~/collision
+        from rnea_ros.node.payload_estimation import PayloadEstimation   # ~/estimate_payload
+        self._payload_estimation = PayloadEstimation(self)
         self._applying = True
         if self._configured and self._description_source():
             self._reload_model()        # a description parameter that fails: error at start-up
@@ -129,31 +140,44 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
     # -- set-up -----------------------------------------------------------------------------
 
     def _declare(self, spec):
-        """Declare one parameter with a value; an empty array from a YAML file stays []."""
+        """Declare one parameter with a value in its own type (see runtime.descriptor).
+
+        An empty array from a YAML file stays []; a value typed as YAML reads it (``off``,
+        ``100``, ``[]``) is checked in its normalised form and stored in the table's type.
+        """
         self.declare_parameter(spec.name, spec.default, descriptor(spec))
-        if self.get_parameter_or(spec.name).type_ == Parameter.Type.NOT_SET:
+        param = self.get_parameter_or(spec.name)
+        if param.type_ == Parameter.Type.NOT_SET:
             # rcl reads `name: []` from a parameter file as "not set": keep the typed default.
             self.undeclare_parameter(spec.name)
             self.declare_parameter(spec.name, spec.default, descriptor(spec),
                                    ignore_override=True)
+            param = self.get_parameter(spec.name)
+        typed = typed_parameter(param)
+        if typed is not param:
+            self.set_parameters([typed])
+
+    def _typed_parameters(self, params):
+        """Pre-set callback: values in their table types (``ros2 param set mode off`` etc.)."""
+        return [typed_parameter(param) for param in params]
 
     def _initial_value(self, name):
         try:
             value = self.get_parameter(name).value
         except ParameterUninitializedException:
             return None
-        return _plain(value)
+        return _plain(value, name)
 
     def _create_interfaces(self):
         self._efforts_pub = self.create_publisher(JointState, '~/joint_efforts', INPUT_DEPTH)
         self._base_pub = None
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', INPUT_DEPTH)
-        self.create_subscription(String, 'robot_description', self._on_description,
-                                 DESCRIPTION_QOS)
+        self._description_sub = self.create_subscription(
+            String, 'robot_description', self._on_description, DESCRIPTION_QOS)
         # Raw: the bytes are read by wire.JointStateReader (no message built while the names
         # repeat); anything else is decoded by rclpy as before.
         self._joint_state_reader = wire.JointStateReader(JointState, Time)
-        self.create_subscription(
+        self._joint_state_sub = self.create_subscription(
             JointState, 'joint_states', self._on_joint_state_data, JOINT_STATE_QOS,
             qos_overriding_options=QoSOverridingOptions.with_default_policies(), raw=True)
         self.create_subscription(JointTrajectory, '~/desired_accelerations',
@@ -224,22 +248,25 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
         try:
             return ModelRuntime(load_model(label, text, cfg), cfg), label
         except Exception as exc:  # noqa: B902 - any failure must keep the previous model
-            raise ValueError(f'robot description from {label} rejected{self._keeping()}: '
-                             f'{exc}') from None
+            raise ValueError(rejection(label, exc, self._keeping())) from None
 
     def _keeping(self):
         return ', keeping the previous model' if self._rt is not None else ' (no model loaded)'
 
     def _reload_model(self, cfg=None, raise_errors=True):
-        """Build the model from the current description; on failure keep the old one."""
+        """Build the model from the current description; on failure keep the old one.
+
+        With ``raise_errors`` the error is raised, not logged: the caller reports it once
+        (start-up: ``rnea: cannot start: ...``; lifecycle configure: its FAILURE line).
+        """
         cfg = self._cfg if cfg is None else cfg
         try:
             runtime, label = self._build_runtime(cfg)
         except ValueError as exc:
             self._last_error = str(exc)
-            self._log.error(self._last_error)
             if raise_errors:
                 raise
+            self._log.error(self._last_error)
             return
         if runtime is not None:
             self._install(runtime, label)
@@ -292,16 +319,20 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
     def _on_set_parameters(self, params):
         joint_names = self._rt.model.joint_names if self._rt is not None else None
         for param in params:
-            value = _plain(param.value)
-            error = (node_params.check_value(param.name, value, joint_names)
-                     or topic_error(param.name, value))
+            if param.type_ == Parameter.Type.NOT_SET and param.name in node_params.SPECS and \
+                    self._applying:
+                return SetParametersResult(successful=False,
+                                           reason=f'{param.name} cannot be undeclared')
+            error = node_params.check_value(param.name, _plain(param.value), joint_names)
+            value = _plain(param.value, param.name)
+            error = error or topic_error(param.name, value)
             if param.name == 'enabled' and value and not error:
                 error = self._limit_clear_error()
             if error:
                 return SetParametersResult(successful=False, reason=error)
         if self._applying:
             try:
-                self._apply({p.name: _plain(p.value) for p in params})
+                self._apply({p.name: _plain(p.value, p.name) for p in params})
             except ValueError as exc:
                 return SetParametersResult(successful=False, reason=str(exc))
         return SetParametersResult(successful=True)
@@ -422,6 +453,8 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
         now = time.monotonic()
         self._monitor.take_efforts(msg, rt.model.joint_names)
         self._observer_take(msg)
+        if self._payload_estimation.running:
+            self._payload_estimation.take(msg, rt)
         self._last_joint_state = now
         self._stamp = stamp
         if self._stale:

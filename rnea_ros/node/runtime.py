@@ -33,9 +33,16 @@ _BASE_Q = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
 
 
 def descriptor(spec):
-    """Return the ParameterDescriptor of a :class:`node_params.ParamSpec`."""
+    """Return the ParameterDescriptor of a :class:`node_params.ParamSpec`.
+
+    Every parameter is declared with dynamic typing, so that a value typed as YAML reads it
+    (``off`` a boolean, ``100`` an integer, ``[]`` untyped) reaches
+    :func:`node_params.normalise` instead of failing rclpy's type check (at start-up that
+    killed the node); :func:`typed_parameter` stores it in the parameter's own type and
+    :func:`node_params.check_value` refuses any other type with a reason.
+    """
     desc = ParameterDescriptor(name=spec.name, type=_TYPES[spec.kind].value,
-                               description=spec.description)
+                               description=spec.description, dynamic_typing=True)
     constraints = []
     if spec.choices:
         constraints.append('one of: ' + ', '.join(spec.choices))
@@ -47,12 +54,43 @@ def descriptor(spec):
     if spec.constraints:
         constraints.append(spec.constraints)
     if spec.default == [] and spec.kind.endswith('_array'):
-        # Declared with the value [] ("not set", so that a parameter dump loads back): rclpy
-        # types an empty list as a byte array, so the type is checked by params.check_value.
-        desc.dynamic_typing = True
         constraints.append('[] = not set')
     desc.additional_constraints = '; '.join(constraints)
     return desc
+
+
+def plain(value):
+    """Return a parameter value with arrays as lists (rclpy gives array.array for doubles)."""
+    return list(value) if isinstance(value, (list, tuple)) or hasattr(value, 'typecode') \
+        else value
+
+
+def typed_parameter(param):
+    """Return ``param`` in its table type (:func:`node_params.normalise`), or as it is.
+
+    A value that cannot be normalised is returned unchanged: the on-set check refuses it with
+    the reason.  An empty list becomes the parameter's own empty array (rclpy would type [] as
+    a byte array, `ros2 param set kp "[]"` sends a boolean array).
+    """
+    spec = node_params.SPECS.get(param.name)
+    if spec is None or param.type_ == Parameter.Type.NOT_SET:
+        return param
+    value, error = node_params.normalise(param.name, plain(param.value))
+    kind = _TYPES[spec.kind]
+    if error or (param.type_ == kind and value == plain(param.value)):
+        return param
+    return Parameter(param.name, kind, value)
+
+
+def rejection(label, exc, keeping=''):
+    """Return the one line saying why a description (or the parameters for it) was refused.
+
+    A :class:`node_params.ParameterError` is the parameters' fault, not the description's: the
+    line says so instead of "robot description rejected".
+    """
+    if isinstance(exc, node_params.ParameterError):
+        return f'invalid parameters for the model from {label}{keeping}: {exc}'
+    return f'robot description from {label} rejected{keeping}: {exc}'
 
 
 def load_model(label, text, cfg):
@@ -95,9 +133,11 @@ class ModelRuntime:
         self.qd_j = self.qd[self.offset_v:]
         self.qdd_j = self.qdd[self.offset_v:]
         self.joints = node_io.JointStateInput(names, model.mimic, q=self.q_j, qd=self.qd_j)
+        self.joints.set_fixed(*node_params.fixed_joint_positions(cfg, names))
         self.accelerations = node_io.AccelerationInput(names, cfg['desired_timeout'])
         self.reference = node_io.ReferenceInput(names, model.mimic, cfg['desired_timeout'])
-        self.wrenches = node_io.WrenchInput(model.link_names)
+        self.wrenches = node_io.WrenchInput(
+            model.link_names, [link for link, (body, _, _) in model.link_body.items() if body < 0])
         self.ws = model.create_workspace()
         # The efforts message and the reaction wrenches are kept serialized (bookkeeping.wire):
         # q, qd and the clamped efforts are written straight into the message bytes.
@@ -109,7 +149,7 @@ class ModelRuntime:
         self.base_acceleration = node_io.BaseAccelerationInput(
             model.root_link, cfg['base_acceleration'], cfg['desired_timeout'],
             model.floating_base)
-        self.base_acceleration.set_imu(cfg['use_imu'], model.link_body,
+        self.base_acceleration.set_imu(cfg['use_imu'], model,
                                        cfg['imu_angular_acceleration_filter'],
                                        cfg['desired_timeout'])
         self.base_msg = WrenchStamped()
@@ -122,12 +162,14 @@ class ModelRuntime:
         """Rebuild the settings from new parameters, keeping the ramp state."""
         settings = node_io.NodeSettings(self.model.joint_names, self.model.effort_limits, cfg,
                                         self.limits)
+        fixed = node_params.fixed_joint_positions(cfg, self.model.joint_names)
         self.base_acceleration.set_default(cfg['base_acceleration'])
-        self.base_acceleration.set_imu(cfg['use_imu'], self.model.link_body,
+        self.base_acceleration.set_imu(cfg['use_imu'], self.model,
                                        cfg['imu_angular_acceleration_filter'],
                                        cfg['desired_timeout'])
         settings.limiter.ramp_start = self.settings.limiter.ramp_start
         self.settings = settings
+        self.joints.set_fixed(*fixed)
         self.accelerations.timeout = cfg['desired_timeout']
         self.reference.timeout = cfg['desired_timeout']
         self.base_acceleration.timeout = cfg['desired_timeout']
@@ -176,7 +218,7 @@ class BackgroundLoader:
             try:
                 result = (ModelRuntime(load_model(label, text, cfg), cfg), label, None, cfg)
             except Exception as exc:  # noqa: B902 - any failure must keep the previous model
-                result = (None, label, f'robot description from {label} rejected: {exc}', cfg)
+                result = (None, label, rejection(label, exc), cfg)
             with self._lock:
                 self._result = result
                 self.pending = True

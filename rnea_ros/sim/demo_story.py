@@ -141,7 +141,7 @@ def identify(folder, nominal_urdf, bags, validation_bag, env, timeout=600):
     except ValueError:
         report = {'text': stdout}
     with open(params) as stream:
-        parameters = yaml.safe_load(stream)['rnea']['ros__parameters']
+        parameters = next(iter(yaml.safe_load(stream).values()))['ros__parameters']   # /**
     return urdf, parameters, report
 
 
@@ -150,8 +150,10 @@ def model_of(urdf_file, parameters=None):
     from rnea_ros.core.model import RobotModel
     parameters = parameters or {}
     names = parameters.get('friction_joints') or []
-    options = {}
-    for key in ('friction_viscous', 'friction_coulomb', 'armature'):
+    laws = ('friction_law', 'coulomb_band', 'stribeck_velocity')
+    options = {key: parameters[key] for key in laws if key in parameters}
+    for key in ('friction_viscous', 'friction_coulomb', 'armature', 'friction_viscous_negative',
+                'friction_coulomb_negative', 'friction_stribeck', 'effort_offset'):
         values = parameters.get(key) or []
         if names and values:
             values = np.broadcast_to(np.asarray(values, dtype=float), (len(names),))

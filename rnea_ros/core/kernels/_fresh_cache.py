@@ -17,8 +17,8 @@ import os
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _SOURCES = ('jit.py', 'body.py', 'rnea.py', 'aba.py', 'regressor.py', 'coriolis.py',
-            'kinematics.py', 'vectors.py', 'observer.py', os.path.join('..', 'layout.py'),
-            os.path.join('..', 'joints.py'))
+            'kinematics.py', 'frame_acceleration.py', 'vectors.py', 'observer.py',
+            os.path.join('..', 'layout.py'), os.path.join('..', 'joints.py'))
 _STAMP = 'rnea_ros_kernel_sources.sha256'
 
 
@@ -60,9 +60,8 @@ def refresh():
                     continue
         except OSError:
             pass
-        if not os.path.isdir(directory):
-            continue
-        try:
+        try:        # a new directory gets the stamp too, so that what numba writes stays
+            os.makedirs(directory, exist_ok=True)
             for path in glob.glob(os.path.join(directory, '*.nb[ic]')):
                 os.remove(path)
             with open(stamp, 'w') as f:

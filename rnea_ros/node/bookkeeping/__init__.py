@@ -26,7 +26,7 @@ from rnea_ros.node.bookkeeping.names import (as_array, duplicates, MAX_ACCELERAT
                                              MimicTable, NameMap, topic_token, topic_tokens,
                                              truncated)
 from rnea_ros.node.bookkeeping.outputs import (CycleStats, diagnostic_level, EffortLimiter, ERROR,
-                                               FloatBuffer, LimitGuard, NodeSettings, OK,
+                                               FloatBuffer, LimitGuard, NodeSettings, Notice, OK,
                                                output_error, WARN)
 from rnea_ros.node.bookkeeping.side_inputs import AccelerationInput, ReferenceInput, WrenchInput
 
@@ -35,5 +35,5 @@ __all__ = ['BaseAccelerationInput', 'ImuInput', 'JointStateInput', 'StampCheck',
            'MAX_IMU_ANGULAR_VELOCITY', 'MAX_JOINT_STATE', 'MAX_NAMES', 'MAX_OUTPUT',
            'MAX_UNKNOWN_NAMES', 'MAX_WRENCH', 'MimicTable', 'NameMap', 'topic_token',
            'topic_tokens', 'truncated', 'CycleStats', 'diagnostic_level', 'EffortLimiter', 'ERROR',
-           'FloatBuffer', 'LimitGuard', 'NodeSettings', 'OK', 'output_error', 'WARN',
+           'FloatBuffer', 'LimitGuard', 'NodeSettings', 'Notice', 'OK', 'output_error', 'WARN',
            'AccelerationInput', 'ReferenceInput', 'WrenchInput']

@@ -16,6 +16,10 @@ class JointStateInput:
     ``MAX_UNKNOWN_NAMES`` are remembered, :attr:`unknown_count` counts the rest); a missing
     velocity counts as 0; a mimic joint that no message names follows its driver.  ``q`` and
     ``qd`` may be views into bigger arrays (e.g. behind a floating base).
+
+    Joints no driver publishes (the fingers of an arm-only driver) can be held at given
+    positions with :meth:`set_fixed`: they count as known (velocity 0) until a message names
+    them, and from then on the measurement wins.
     """
 
     def __init__(self, joint_names, mimic=(), q=None, qd=None):
@@ -26,8 +30,10 @@ class JointStateInput:
         self.qd = np.zeros(n) if qd is None else qd
         self.received = np.zeros(n, dtype=bool)
         self.mimic = MimicTable(joint_names, mimic)
-        self._follow = np.zeros(n, dtype=bool)
-        self._follow[self.mimic.joint] = True
+        self._mimic = np.zeros(n, dtype=bool)
+        self._mimic[self.mimic.joint] = True
+        self._follow = self._mimic.copy()
+        self.fixed = np.zeros(n, dtype=bool)
         self.ready = n == 0
         self._merged = None
         self.unknown = set()
@@ -63,7 +69,7 @@ class JointStateInput:
             self._merged = dst
             self.received[dst] = True
             self._follow &= ~self.received
-            self.ready = self.ready or bool((self.received | self._follow).all())
+            self.ready = self.ready or bool((self.received | self._follow | self.fixed).all())
         if len(self.mimic):
             self.mimic.fill(self.q, self._follow, True)
             self.mimic.fill(self.qd, self._follow, False)
@@ -79,19 +85,38 @@ class JointStateInput:
             j = self.names.index.get(name)
             if j is None:
                 continue
-            followed = other.ready and not other.received[i]
+            followed = other.ready and not other.received[i] and not other.fixed[i]
             if other.received[i] or (followed and not self._follow[j]):
                 self.q[j], self.qd[j] = other.q[i], other.qd[i]
                 self.received[j] = True
         self._follow &= ~self.received
-        self.ready = self.ready or bool((self.received | self._follow).all())
+        self.ready = self.ready or bool((self.received | self._follow | self.fixed).all())
+        self.mimic.fill(self.q, self._follow, True)
+        self.mimic.fill(self.qd, self._follow, False)
+        self._merged = None
+
+    def set_fixed(self, index, positions):
+        """Hold the joints ``index`` (model order) at ``positions`` until a message names them.
+
+        Replaces the previous set: a joint no longer held and never received is missing again.
+        A mimic joint whose driver is held follows it.
+        """
+        index = np.asarray(index, dtype=np.intp)
+        positions = np.asarray(positions, dtype=float)
+        self.fixed[:] = False
+        self.fixed[index] = True
+        held = ~self.received[index]
+        self.q[index[held]] = positions[held]
+        self.qd[index[held]] = 0.0
+        self._follow = self._mimic & ~self.received & ~self.fixed
+        self.ready = bool((self.received | self._follow | self.fixed).all())
         self.mimic.fill(self.q, self._follow, True)
         self.mimic.fill(self.qd, self._follow, False)
         self._merged = None
 
     def missing(self):
         """Return the model joints that still have no position."""
-        have = self.received | self._follow
+        have = self.received | self._follow | self.fixed
         return [name for name, ok in zip(self.names.joint_names, have) if not ok]
 
     def _note_unknown(self, unknown):

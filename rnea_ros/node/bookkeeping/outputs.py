@@ -137,6 +137,33 @@ class CycleStats:
         }
 
 
+class Notice:
+    """When to log a condition that persists (a silent wait): once, then at a low rate.
+
+    :meth:`due` is polled with the time; it is true ``delay`` seconds after the first poll of
+    the condition, then every ``period`` seconds while it lasts; :meth:`reset` when it ends.
+    """
+
+    def __init__(self, delay, period):
+        """Log first after ``delay`` s, then every ``period`` s."""
+        self.delay = delay
+        self.period = period
+        self._next = None
+
+    def due(self, now):
+        """Return True when the condition (holding at ``now``) should be logged now."""
+        if self._next is None:
+            self._next = now + self.delay
+        if now < self._next:
+            return False
+        self._next = now + self.period
+        return True
+
+    def reset(self):
+        """Forget the condition (it ended): the next one is logged after ``delay`` again."""
+        self._next = None
+
+
 OK, WARN, ERROR = 0, 1, 2
 
 
@@ -170,8 +197,8 @@ class FloatBuffer:
 class NodeSettings:
     """The model-dependent settings of the node, built from the parameters for one model.
 
-    Raises ValueError (with the reason) when the parameters do not fit the model: per-joint
-    array lengths, unknown command joints.
+    Raises :class:`rnea_ros.node.params.ParameterError` (a ValueError, with the reason) when the
+    parameters do not fit the model: per-joint array lengths, unknown command joints.
     """
 
     def __init__(self, joint_names, effort_limits, cfg, limits=None):
@@ -184,11 +211,11 @@ class NodeSettings:
         for name in node_params.PER_JOINT_PARAMETERS:
             error = node_params.check_value(name, cfg.get(name), names)
             if error:
-                raise ValueError(error)
+                raise node_params.ParameterError(error)
         command_joints = tuple(cfg.get('command_joints') or names)
         error = node_params.check_joint_names('command_joints', command_joints, names)
         if error:
-            raise ValueError(error)
+            raise node_params.ParameterError(error)
         self.mode = cfg['mode']
         self.gravity = np.array(cfg['gravity'], dtype=float)
         self.default_gravity = bool(np.array_equal(self.gravity, DEFAULT_GRAVITY))

@@ -137,17 +137,29 @@ class ReferenceInput:
 
 
 class WrenchInput:
-    """External wrenches by link: [fx, fy, fz, tx, ty, tz] in the link frame about its origin."""
+    """External wrenches by frame: [fx, fy, fz, tx, ty, tz] in the frame, about its origin.
 
-    def __init__(self, link_names):
+    A frame is any URDF link, including sensor frames merged into their body over fixed joints
+    (the core moves the wrench to the body with the URDF's joint origins).  Frames fixed to the
+    world (``world_fixed``: merged into the root of a fixed base) are refused: a wrench there
+    moves no joint, and sending one there is a mistake that would otherwise go unnoticed.
+    """
+
+    def __init__(self, link_names, world_fixed=()):
         """Start with no external wrench."""
         self.link_names = frozenset(link_names)
+        self.world_fixed = frozenset(world_fixed)
         self.wrenches = {}
 
     def update(self, link, wrench):
-        """Set (or clear, when all zero) the wrench on a link; None or why it was rejected."""
-        if link not in self.link_names:
-            return f"frame_id '{link}' is not a link of the model"
+        """Set (or clear, when all zero) the wrench on a frame; None or why it was rejected."""
+        if link not in self.link_names or link in self.world_fixed:
+            frames = truncated(sorted(self.link_names - self.world_fixed), 12)
+            if link in self.world_fixed:
+                return (f"frame_id '{link}' is fixed to the world (the fixed base): a wrench "
+                        'there moves no joint; give the frame of the link it acts on (one of: '
+                        f'{frames})')
+            return f"frame_id '{link}' is not a frame of the model; frames: {frames}"
         wrench = np.array(wrench, dtype=float).reshape(6)
         error = finite_error('wrench', wrench, MAX_WRENCH)
         if error:

@@ -1,0 +1,660 @@
+"""Payload estimation on the fly: mass, COM and inertia of a load on a link, by RLS.
+
+Use::
+
+    from rnea_ros import PayloadEstimator
+    from rnea_ros.core.payload import model_with_payload
+
+    est = PayloadEstimator(model, 'wrist_3_link', duration=5.0)   # slow motion, or poses=4
+    for t, q, qd, qdd, effort in stream:          # measured joint efforts, model joint order
+        est.add_sample(q, qd, qdd, effort, t)
+    # static poses instead (the arm held still in each):  est.add_pose(q, effort)
+    est.progress()              # EstimationProgress: fraction done, current mass and COM
+    result = est.estimate()     # PayloadEstimate: mass, com, inertia, their sigma, ok, reason
+    if result.ok:
+        loaded = model_with_payload(urdf_xml, result.payload())   # or the node's ~/set_payload
+    else:
+        print(result.reason)    # e.g. 'COM along z of tool0 unobservable: ...'
+
+``model`` is the robot *without* the payload (with its friction and armature, identified or
+configured); :func:`estimate_payload` runs the same on arrays; :func:`default_payload_link`
+names the flange.  The load's parameters from joint efforts are those of Atkeson, An &
+Hollerbach, *Estimation of inertial parameters of manipulator loads and links* (IJRR 1986),
+here from the joint-torque regressor instead of a wrist force sensor.
+
+**Model.**  The payload's ten parameters ``phi_P = [m, h, I_O]`` (Khalil's standard parameters
+of :mod:`rnea_ros.core.regressor`: mass, first moment h = m c, rotational inertia about the
+origin) are expressed in the frame of link L, which may be a link merged into its body over
+fixed joints (a flange, a tool frame).  With body b's frame B and the link's placement
+``B_R_L, B_p_L`` in it, the body parameters are linear in the link ones (parallel axis theorem;
+Khalil & Dombre, chapter 9): ``phi_b = A(R, p) phi_P`` with ``m' = m``, ``h' = R h + m p``,
+``I' = R I_O R^T - m [p][p] - [p][R h] - [R h][p]``.  The payload's joint efforts are
+``tau_P = Y_b(q, qd, qdd) A phi_P``, Y_b the ten regressor columns of body b (joint rows only).
+The measurement is the residual of the model::
+
+    r = tau_measured - (Y(q, qd, qdd) phi_model + joint_friction(model, qd) + Ia qdd)
+      = Y_b A phi_P + noise.
+
+**Recursive least squares** (Ljung & Söderström, *Theory and Practice of Recursive
+Identification*, 1983, chapter 2), in information form with forgetting factor lambda::
+
+    Phi_k = lambda Phi_{k-1} + Y_k^T Y_k,   beta_k = lambda beta_{k-1} + Y_k^T r_k,
+    phi_k = Phi_k^-1 beta_k,
+
+the covariance form's ``P_k = Phi_k^-1`` without its round-off drift; memory is the 10x10
+matrix whatever the number of samples, and the eigen-decomposition of Phi (parameters scaled by
+``mass_scale`` kg and ``length_scale`` m) tells exactly which parameters the data excites.
+When some directions are not excited, phi is the minimum-norm solution over the excited ones,
+so a parameter with no share in the unexcited directions is still the unique one.
+
+**What is observable.**  At rest the payload's effort is ``J^T [m g_L; h x g_L]`` (g_L gravity
+in the link frame): mass and the COM across g_L only.  Static poses therefore give mass and COM
+(the COM along an axis needs poses that tilt the link about the other two axes; two poses with
+non-parallel g_L suffice in theory, 4 to 6 in practice) and never the inertia, which is then
+reported unobservable.  Slow motion adds the inertia through accelerations and velocities.
+
+**Uncertainty and decision.**  The covariance is ``s^2 Phi^-1`` with s^2 the residual variance
+(at least ``effort_noise^2``) times ``correlation``, the number of consecutive samples that
+share their errors (1: independent samples; the node passes its filter window times its
+sample rate); sigma of COM and inertia about the COM by linear propagation.  The estimate
+is refused (``ok`` False, ``reason`` says why) when a parameter of mass or COM is not excited
+(its direction in the null space of Phi) or too uncertain (sigma of mass above
+``mass_tolerance * m + 0.005 kg``, of a COM coordinate above ``com_tolerance``), or when the mass
+is not positive.  Inertia is kept only when it is excited, its sigmas are within
+``inertia_tolerance`` times its mean principal moment (at least 1e-4 kg m^2) and the inertia
+about the COM is physically consistent (positive definite, triangle inequality); otherwise the
+estimate is a point mass at the COM and ``inertia_note`` says why (mass and COM are those of
+the fit of all ten parameters, unbiased by the inertia left out).
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rnea_ros.core.dynamics import joint_friction
+from rnea_ros.core.layout import PARENT
+from rnea_ros.core.payload import Payload
+from rnea_ros.core.regressor import inertial_parameters, NPARAM, regressor
+from rnea_ros.core.spatial import skew
+
+AXES = 'xyz'
+_NULL_RTOL = 1e-10      # eigenvalue of scaled Phi / largest below this: not excited at all
+_NULL_SHARE = 1e-3      # share of a parameter in the unexcited directions that marks it so
+_MASS_FLOOR = 0.005     # kg added to the relative mass tolerance
+_INERTIA_FLOOR = 1e-4   # kg m^2: the inertia tolerance is relative to at least this
+_MAX_WINDOW = 1024      # samples an AccelerationWindow keeps (bounded memory)
+_SEPARATION = 10.0      # StillPose: a new pose is this many tolerances from the previous one
+
+
+def _inertia_entries(matrix):
+    """Return [xx, xy, xz, yy, yz, zz] of a symmetric 3x3 (the regressor's order)."""
+    return matrix[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]
+
+
+def _inertia_matrix(entries):
+    xx, xy, xz, yy, yz, zz = entries
+    return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+
+
+def transform_parameters(phi, R, p):
+    """Return the ten parameters of frame L expressed in frame B (B_R_L = R, L's origin p in B)."""
+    m, h = phi[0], R @ np.asarray(phi[1:4])
+    inertia = (R @ _inertia_matrix(phi[4:10]) @ R.T - m * skew(p) @ skew(p)
+               - skew(p) @ skew(h) - skew(h) @ skew(p))
+    return np.concatenate([[m], h + m * np.asarray(p), _inertia_entries(inertia)])
+
+
+def transform_matrix(R, p):
+    """Return A (10 x 10) with phi_B = A phi_L (see the module doc; linear in phi)."""
+    return np.column_stack([transform_parameters(e, R, p) for e in np.eye(NPARAM)])
+
+
+def payload_parameters(payload):
+    """Return the ten parameters [m, h, I_O] of a Payload in its link's frame."""
+    m, c = payload.mass, np.asarray(payload.com)
+    return np.concatenate([[m], m * c, _inertia_entries(payload.inertia - m * skew(c) @ skew(c))])
+
+
+def physical_values(phi):
+    """Return (mass, com, inertia about the COM) of ten parameters (mass must be non-zero)."""
+    m = phi[0]
+    c = np.asarray(phi[1:4]) / m
+    return m, c, _inertia_matrix(phi[4:10]) + m * skew(c) @ skew(c)
+
+
+def inertia_consistency(inertia, tolerance=1e-9):
+    """Return why an inertia about the COM is not physical ('' when it is).
+
+    Positive semi-definite and the triangle inequality of principal moments (each at most the
+    sum of the two others), as a rigid body's inertia must be.
+    """
+    if not np.all(np.isfinite(inertia)):
+        return 'inertia is not finite'
+    moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
+    slack = tolerance * max(1.0, float(np.abs(moments).max()))
+    if moments[0] < -slack:
+        return f'inertia about the COM is not positive (principal moments {moments.tolist()})'
+    if moments[2] > moments[0] + moments[1] + slack:
+        return ('inertia about the COM breaks the triangle inequality (principal moments '
+                f'{moments.tolist()})')
+    return ''
+
+
+@dataclass
+class PayloadEstimate:
+    """The result of :meth:`PayloadEstimator.estimate` (units kg, m, kg m^2; link frame).
+
+    ``ok`` False: refused, ``reason`` says why, and the values (possibly NaN) must not be
+    committed.  ``inertia`` is about the COM; zero with ``point_mass``.  Sigmas are one standard
+    deviation (inf: not excited).  ``parameters`` and ``covariance`` are the fitted ten
+    parameters [m, h, I_O] in the link frame and their covariance.
+    """
+
+    link: str
+    ok: bool
+    reason: str
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+    mass_sigma: float
+    com_sigma: np.ndarray
+    inertia_sigma: np.ndarray          # [ixx, iyy, izz, ixy, ixz, iyz] about the COM
+    point_mass: bool
+    inertia_note: str
+    samples: int
+    poses: int
+    residual_rms: float                # N m, the model's residual before the payload
+    fit_rms: float                     # N m, left after the fit
+    parameters: np.ndarray = field(repr=False)
+    covariance: np.ndarray = field(repr=False)
+
+    def payload(self):
+        """Return the :class:`rnea_ros.core.payload.Payload` to commit (ValueError if refused)."""
+        if not self.ok:
+            raise ValueError(f'payload estimate refused, nothing to commit: {self.reason}')
+        return Payload(self.link, self.mass, self.com, self.inertia)
+
+    def describe(self):
+        """Return a readable one-line summary with sigmas."""
+        if not self.ok:
+            return f'payload on {self.link} refused: {self.reason}'
+        com = ', '.join(f'{c:.4f}+-{s:.4f}' for c, s in zip(self.com, self.com_sigma))
+        text = (f'payload on {self.link}: {self.mass:.4f}+-{self.mass_sigma:.4f} kg, com '
+                f'[{com}] m')
+        if self.point_mass:
+            return text + f', point mass ({self.inertia_note})'
+        i = self.inertia
+        return text + (f', inertia about com [{i[0, 0]:.2e}, {i[1, 1]:.2e}, {i[2, 2]:.2e}, '
+                       f'{i[0, 1]:.2e}, {i[0, 2]:.2e}, {i[1, 2]:.2e}] kg m^2')
+
+    def as_dict(self):
+        """Return plain values (lists, floats) for logs, YAML and messages."""
+        return {'link': self.link, 'ok': self.ok, 'reason': self.reason,
+                'mass': float(self.mass), 'com': np.asarray(self.com).tolist(),
+                'inertia': [float(v) for v in _six(self.inertia)],
+                'mass_sigma': float(self.mass_sigma),
+                'com_sigma': np.asarray(self.com_sigma).tolist(),
+                'inertia_sigma': np.asarray(self.inertia_sigma).tolist(),
+                'point_mass': self.point_mass, 'inertia_note': self.inertia_note,
+                'samples': self.samples, 'poses': self.poses,
+                'residual_rms': float(self.residual_rms), 'fit_rms': float(self.fit_rms)}
+
+
+def _six(inertia):
+    """Return [ixx, iyy, izz, ixy, ixz, iyz] (the payload parameters' order)."""
+    return np.array([inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1],
+                     inertia[0, 2], inertia[1, 2]])
+
+
+@dataclass
+class EstimationProgress:
+    """Where an estimation stands: ``fraction`` of the target in [0, 1] and a current guess."""
+
+    fraction: float
+    samples: int
+    poses: int
+    span: float          # s between the first and last stamped sample
+    mass: float          # current mass and COM (NaN while not determined)
+    com: np.ndarray
+
+
+class PayloadEstimator:
+    """Recursive least squares for a payload rigidly attached to ``link`` (see module doc)."""
+
+    def __init__(self, model, link, gravity=None, forgetting=1.0, duration=None, poses=None,
+                 effort_noise=0.01, mass_tolerance=0.01, com_tolerance=0.003,
+                 inertia_tolerance=0.15, mass_scale=1.0, length_scale=0.1, correlation=1.0):
+        """Prepare for ``model`` (without the payload) and a link of it.
+
+        ``duration`` (s of stamped motion samples) or ``poses`` (static poses) is the target
+        that :meth:`progress` measures; ``forgetting`` in (0, 1] (1: plain least squares);
+        ``effort_noise`` (N m) the smallest residual standard deviation assumed;
+        ``correlation`` (>= 1) how many consecutive samples share their errors (samples taken
+        inside one filter window): the covariance is multiplied by it;
+        the tolerances are the largest sigmas accepted (mass and inertia: relative).
+        """
+        if link not in model.link_body:
+            raise ValueError(f"payload link '{link}' is not a link of robot '{model.name}'; "
+                             f'links: {sorted(model.link_names)}')
+        body, R, p = model.link_body[link]
+        if body < 0:
+            raise ValueError(f"link '{link}' is fixed to the world: a payload on it loads no "
+                             'joint and cannot be estimated')
+        forgetting = float(forgetting)
+        if not 0.0 < forgetting <= 1.0:
+            raise ValueError(f'forgetting factor must be in (0, 1], got {forgetting}')
+        for name, value in (('duration', duration), ('poses', poses)):
+            if value is not None and not (np.isfinite(value) and value > 0):
+                raise ValueError(f'{name} must be positive, got {value}')
+        for name, value in (('effort_noise', effort_noise), ('mass_tolerance', mass_tolerance),
+                            ('com_tolerance', com_tolerance),
+                            ('inertia_tolerance', inertia_tolerance),
+                            ('mass_scale', mass_scale), ('length_scale', length_scale),
+                            ('correlation', correlation)):
+            if not (np.isfinite(value) and value > 0):
+                raise ValueError(f'{name} must be positive and finite, got {value}')
+        self.model, self.link = model, link
+        self.gravity = None if gravity is None else np.asarray(gravity, dtype=float)
+        if self.gravity is not None and (self.gravity.shape != (3,)
+                                         or not np.all(np.isfinite(self.gravity))):
+            raise ValueError(f'gravity must be 3 finite numbers, got {gravity!r}')
+        self.forgetting = forgetting
+        self.duration, self.target_poses = duration, poses
+        self.effort_noise = float(effort_noise)
+        self.correlation = max(1.0, float(correlation))
+        self.mass_tolerance, self.com_tolerance = float(mass_tolerance), float(com_tolerance)
+        self.inertia_tolerance = float(inertia_tolerance)
+        self._cols = slice(NPARAM * body, NPARAM * (body + 1))
+        self._A = transform_matrix(R, p)
+        self._phi_model = inertial_parameters(model)
+        self._off = model.nv - model.njoints
+        self._scale = np.array([mass_scale] + [mass_scale * length_scale] * 3
+                               + [mass_scale * length_scale ** 2] * 6)
+        self.reset()
+
+    def reset(self):
+        """Forget every sample."""
+        self._Phi = np.zeros((NPARAM, NPARAM))
+        self._beta = np.zeros(NPARAM)
+        self._rr = 0.0           # sum of r^T r (weighted)
+        self._rows = 0.0         # number of residual rows (weighted)
+        self.samples, self.poses = 0, 0
+        self._inertia_note = ''
+        self._t0 = self._t1 = None
+
+    # -- data -------------------------------------------------------------------------------
+
+    def _check(self, values, n, what):
+        arr = np.asarray(values, dtype=float)
+        if arr.shape != (n,):
+            raise ValueError(f'{what} must have {n} values (model order), got shape '
+                             f'{arr.shape}')
+        if not np.isfinite(arr).all():
+            bad = np.flatnonzero(~np.isfinite(arr))
+            names = self.model.joint_names
+            skip = 0 if what == 'effort' else n - self.model.njoints    # floating base
+            where = [names[i - skip] if i >= skip else f'base {i}' for i in bad]
+            raise ValueError(f'{what} is not finite at {where}: sample refused')
+        return np.ascontiguousarray(arr)
+
+    def rows(self, q, qd, qdd, effort):
+        """Return (Y_P, r): the payload regressor (njoints x 10) and the model's residual."""
+        m = self.model
+        q = self._check(q, m.nq, 'q')
+        qd = self._check(qd, m.nv, 'qd')
+        qdd = self._check(qdd, m.nv, 'qdd')
+        effort = self._check(effort, m.njoints, 'effort')
+        Y = (regressor(m, q, qd, qdd) if self.gravity is None
+             else regressor(m, q, qd, qdd, gravity=self.gravity))[self._off:]
+        predicted = (Y @ self._phi_model + joint_friction(m, qd)[self._off:]
+                     + m.armature * qdd[self._off:])
+        return Y[:, self._cols] @ self._A, effort - predicted
+
+    def add_sample(self, q, qd, qdd, effort, t=None):
+        """Add one sample of motion: state, acceleration and measured efforts (joints only).
+
+        ``t`` (s) stamps the sample for the ``duration`` progress.  Raise ValueError (nothing
+        added) when a value is missing or not finite.
+        """
+        Y, r = self.rows(q, qd, qdd, effort)
+        self._accumulate(Y, r)
+        self.samples += 1
+        if t is not None:
+            t = float(t)
+            self._t0 = t if self._t0 is None else self._t0
+            self._t1 = t
+
+    def add_pose(self, q, effort):
+        """Add one static pose (the arm held still): positions and measured efforts.
+
+        The efforts should be averaged over the time the arm is held still.
+        """
+        zero = np.zeros(self.model.nv)
+        Y, r = self.rows(q, zero, zero, effort)
+        self._accumulate(Y, r)
+        self.samples += 1
+        self.poses += 1
+
+    def _accumulate(self, Y, r):
+        lam = self.forgetting
+        self._Phi = lam * self._Phi + Y.T @ Y
+        self._beta = lam * self._beta + Y.T @ r
+        self._rr = lam * self._rr + float(r @ r)
+        self._rows = lam * self._rows + r.size
+
+    @property
+    def span(self):
+        """Return the seconds between the first and last stamped sample."""
+        return 0.0 if self._t0 is None else self._t1 - self._t0
+
+    @property
+    def fraction(self):
+        """Return the fraction of the target done: duration or poses, whichever is further."""
+        parts = []
+        if self.duration:
+            parts.append(self.span / self.duration)
+        if self.target_poses:
+            parts.append(self.poses / self.target_poses)
+        return min(1.0, max(parts)) if parts else 0.0
+
+    def progress(self):
+        """Return an :class:`EstimationProgress` (fraction of duration or poses, current guess)."""
+        fraction = self.fraction
+        mass, com = float('nan'), np.full(3, np.nan)
+        if self.samples:
+            phi = self._fit()[0]
+            if phi[0] > 0.0:
+                mass, com = float(phi[0]), phi[1:4] / phi[0]
+        return EstimationProgress(fraction, self.samples, self.poses, self.span, mass, com)
+
+    @property
+    def done(self):
+        """Return True when the duration or pose target is reached."""
+        return self.fraction >= 1.0
+
+    # -- the estimate -----------------------------------------------------------------------
+
+    def _variance(self, phi, nparam):
+        ssr = self._rr - 2.0 * phi @ self._beta + phi @ self._Phi @ phi
+        dof = self._rows - nparam
+        s2 = max(ssr, 0.0) / dof if dof > 0 else np.inf
+        return self.correlation * max(s2, self.effort_noise ** 2), max(ssr, 0.0)
+
+    def _fit(self):
+        """Return the least-squares fit over the excited directions (scaled Phi, see module).
+
+        Return (phi (10,), Phi^+ (10 x 10), share of each parameter in the unexcited
+        directions (10,), those directions (10 x k), rank): phi is the minimum-norm solution,
+        so the parameters with no share in the unexcited directions are the unique ones.
+        """
+        d = self._scale
+        lam, V = np.linalg.eigh(self._Phi * np.outer(d, d))
+        top = max(lam[-1], 0.0)
+        null = lam <= _NULL_RTOL * top if top > 0.0 else np.ones(lam.size, dtype=bool)
+        share = np.sum(V[:, null] ** 2, axis=1)
+        inv = (V[:, ~null] / lam[~null]) @ V[:, ~null].T * np.outer(d, d)
+        return inv @ self._beta, inv, share, V[:, null], int(np.sum(~null))
+
+    def estimate(self):
+        """Return the :class:`PayloadEstimate` of the samples so far (refused ones say why)."""
+        self._inertia_note = ''
+        if self.samples == 0:
+            return self._refused('no samples', np.full(NPARAM, np.nan), np.nan)
+        phi, inv, share, null, rank = self._fit()
+        s2, ssr = self._variance(phi, rank)
+        reason = self._unexcited_reason(share[:4], null)
+        if reason:
+            return self._refused(reason, phi, ssr)
+        cov = s2 * inv
+        note = self._inertia_check(phi, cov, share)
+        if not note:
+            return self._decide(phi, cov, point_mass=False, note='', ssr=ssr)
+        self._inertia_note = note
+        point = phi.copy()          # a point mass at the fitted COM: consistent parameters
+        if phi[0] > 0.0:
+            c = phi[1:4] / phi[0]
+            point[4:] = _inertia_entries(-phi[0] * skew(c) @ skew(c))
+        cov[4:, :] = 0.0
+        cov[:, 4:] = 0.0
+        return self._decide(point, cov, point_mass=True, note=note, ssr=ssr)
+
+    def _inertia_check(self, phi, cov, share):
+        """Return why the fitted inertia cannot be kept ('' when it can)."""
+        if np.any(share[4:] > _NULL_SHARE):
+            return 'inertia not excited (' + (
+                'static poses carry no inertia information' if self.samples == self.poses
+                else 'the motion does not excite every inertia parameter') + ')'
+        if not phi[0] > 0.0:
+            return 'mass not positive'
+        sig = _propagate(phi, cov)[2]
+        inertia = physical_values(phi)[2]
+        limit = self.inertia_tolerance * max(np.trace(inertia) / 3.0, _INERTIA_FLOOR)
+        if np.any(sig > limit):
+            return (f'inertia too uncertain: largest sigma {sig.max():.2e} kg m^2 > '
+                    f'{limit:.2e}')
+        return inertia_consistency(inertia)
+
+    def _refused(self, reason, phi, ssr):
+        return PayloadEstimate(
+            self.link, False, reason, float('nan'), np.full(3, np.nan), np.full((3, 3), np.nan),
+            float('inf'), np.full(3, np.inf), np.full(6, np.inf), True, self._inertia_note,
+            self.samples, self.poses, self._rms(self._rr), self._rms(ssr), phi,
+            np.full((NPARAM, NPARAM), np.nan))
+
+    def _decide(self, phi, cov, point_mass, note, ssr):
+        """Return the estimate of fitted parameters, refused when mass or COM fail the tests."""
+        m = phi[0]
+        if not m > 0.0:
+            return self._refused(f'fitted mass {m:.4g} kg is not positive: no payload, or the '
+                                 'model is heavier than the measurements', phi, ssr)
+        _, com_sigma, inertia_sigma, mass_sigma = _propagate(phi, cov)
+        m, c, inertia = physical_values(phi)
+        if point_mass:
+            inertia = np.zeros((3, 3))
+            inertia_sigma = np.full(6, np.inf)
+        reason = ''
+        if mass_sigma > self.mass_tolerance * m + _MASS_FLOOR:
+            reason = (f'mass too uncertain: sigma {mass_sigma:.3g} kg for {m:.3g} kg (limit '
+                      f'{self.mass_tolerance:g} m + {_MASS_FLOOR} kg); add poses or motion')
+        else:
+            bad = [k for k in range(3) if not com_sigma[k] <= self.com_tolerance]
+            if bad:
+                axes = '/'.join(AXES[k] for k in bad)
+                reason = (f'COM along {axes} too uncertain: sigma '
+                          f'{[round(float(com_sigma[k]), 4) for k in bad]} m > '
+                          f'{self.com_tolerance:g} m; add poses that tilt {self.link} more')
+        return PayloadEstimate(self.link, not reason, reason, float(m), c, inertia,
+                               float(mass_sigma), com_sigma, inertia_sigma, point_mass, note,
+                               self.samples, self.poses, self._rms(self._rr), self._rms(ssr),
+                               phi, cov)
+
+    def _unexcited_reason(self, share, null):
+        """Return why mass or a COM coordinate is not excited at all ('' when all are)."""
+        if not np.any(share > _NULL_SHARE):
+            return ''
+        if np.all(share > _NULL_SHARE):
+            return (f'mass and COM unobservable: the samples produce no effort of a load on '
+                    f'{self.link} at the measured joints')
+        if share[0] > _NULL_SHARE:
+            return (f'mass unobservable: its weight on {self.link} moves no measured joint '
+                    'effort independently of the COM')
+        directions = null[1:4]                      # h components of the unexcited directions
+        U, sv, _ = np.linalg.svd(directions)
+        k = int(np.sum(sv > np.sqrt(_NULL_SHARE)))
+        basis = U[:, :max(k, 1)]
+        names = []
+        for vec in basis.T:
+            axis = int(np.argmax(np.abs(vec)))
+            names.append(AXES[axis] if abs(vec[axis]) > 0.95
+                         else '[' + ', '.join(f'{v:.2f}' for v in vec) + ']')
+        along = '/'.join(names)
+        what = 'poses' if self.samples == self.poses else 'samples'
+        if k >= 2:
+            return (f'COM along {along} of {self.link} unobservable: the {what} do not rotate '
+                    'the link against gravity enough; add poses with different tilts')
+        axis = int(np.argmax(np.abs(basis[:, 0])))
+        if abs(basis[axis, 0]) > 0.95:
+            about = '/'.join(a for i, a in enumerate(AXES) if i != axis)
+            return (f'COM along {along} of {self.link} unobservable: the {what} do not rotate '
+                    f'the link about {about} (gravity stayed along its {along} axis); add poses '
+                    'that tilt it')
+        return (f'COM along {along} of {self.link} unobservable: the {what} do not rotate the '
+                'link about axes perpendicular to that direction (gravity stayed along it in '
+                'the link frame); add poses that tilt it')
+
+    def _rms(self, ssr):
+        return float(np.sqrt(max(ssr, 0.0) / self._rows)) if self._rows > 0 else float('nan')
+
+
+def _propagate(phi, cov):
+    """Return (mass, COM sigmas (3,), inertia-about-COM sigmas (6,), mass sigma).
+
+    First-order propagation of the parameter covariance through (m, c = h / m, I_c = I_O +
+    m [c][c]) by a numeric Jacobian.
+    """
+    def values(x):
+        m, c, inertia = physical_values(x)
+        return np.concatenate([[m], c, _six(inertia)])
+
+    base = values(phi)
+    J = np.zeros((base.size, NPARAM))
+    for k in range(NPARAM):
+        step = 1e-7 * max(abs(phi[k]), 1e-3)
+        x = phi.copy()
+        x[k] += step
+        J[:, k] = (values(x) - base) / step
+    out = J @ cov @ J.T
+    sig = np.sqrt(np.maximum(np.diag(out), 0.0))
+    return base[0], sig[1:4], sig[4:], sig[0]
+
+
+class AccelerationWindow:
+    """Joint states of the last ``window`` seconds, filtered in parallel into one sample.
+
+    The acceleration is the least-squares slope of the velocities against the stamps over the
+    window (a first-order Savitzky-Golay derivative).  That slope is exactly the derivative of
+    the velocity averaged with the parabolic (Epanechnikov) weights ``(T/2)^2 - s^2`` (s the
+    time from the window's mean time, T its span), so positions, velocities and efforts are
+    averaged with those weights: the sample at the mean time has every quantity through the
+    same low-pass filter, with no lag between them (the "parallel filtering" of identification,
+    Khalil & Dombre chapter 12).  Efforts are linear in the accelerations, so the filter's
+    attenuation is the same on both sides of the dynamic equation instead of leaving an error
+    of the robot's own inertial efforts in the residual; what is left is second order in the
+    motion within the window (positions and velocities enter nonlinearly).
+    """
+
+    def __init__(self, window):
+        """Keep samples over ``window`` seconds (at most _MAX_WINDOW of them)."""
+        self.window = float(window)
+        self.t, self.q, self.qd, self.effort = [], [], [], []
+
+    def add(self, t, q, qd, effort, want=True):
+        """Add a sample; return the filtered (t, q, qd, qdd, effort) once full, or None.
+
+        ``want`` False: only keep the sample (no fit computed, None returned).
+        """
+        if self.t and t <= self.t[-1]:
+            self.t, self.q, self.qd, self.effort = [], [], [], []    # time went back: restart
+        for lst, value in ((self.t, t), (self.q, q), (self.qd, qd), (self.effort, effort)):
+            lst.append(value)
+        while self.t[-1] - self.t[0] > self.window or len(self.t) > _MAX_WINDOW:
+            for lst in (self.t, self.q, self.qd, self.effort):
+                del lst[0]
+        if not want or len(self.t) < 3 or self.t[-1] - self.t[0] < 0.5 * self.window:
+            return None
+        t_arr = np.array(self.t)
+        centre = t_arr.mean()
+        ds = t_arr - centre
+        qd = np.array(self.qd)
+        qdd = ds @ qd / (ds @ ds)
+        # h^2 such that the weights' second moment matches the slope's response to a cubic
+        # velocity (sum w s^2 / sum w = S4 / (3 S2)): the discrete form of the identity above.
+        s2, s4 = ds @ ds, (ds * ds) @ (ds * ds)
+        h2 = (2.0 * s4 / 3.0) / (s2 - ds.size * s4 / (3.0 * s2))
+        w = h2 - ds * ds
+        w /= w.sum()
+        return centre, w @ np.array(self.q), w @ qd, qdd, w @ np.array(self.effort)
+
+
+class StillPose:
+    """Detects the arm held still: running means of positions and efforts while it is."""
+
+    def __init__(self, still_time, tolerance):
+        """Count a pose after ``still_time`` s with every joint within ``tolerance``."""
+        self.still_time, self.tolerance = float(still_time), float(tolerance)
+        self.last_pose = None
+        self._restart(None, None, None)
+
+    def _restart(self, t, q, effort):
+        self.t0, self.q0 = t, q
+        self.count = 0 if q is None else 1
+        self.sum_q = None if q is None else q.copy()
+        self.sum_e = None if effort is None else effort.copy()
+
+    def add(self, t, q, effort):
+        """Add a sample; return (mean q, mean effort) when a new pose has been held, else None."""
+        if self.last_pose is not None and \
+                np.max(np.abs(q - self.last_pose)) < _SEPARATION * self.tolerance:
+            self._restart(None, None, None)           # still at (or near) the last pose
+            return None
+        if self.q0 is None or t < self.t0 or np.max(np.abs(q - self.q0)) > self.tolerance:
+            self._restart(t, q, effort)
+            return None
+        self.count += 1
+        self.sum_q += q
+        self.sum_e += effort
+        if t - self.t0 < self.still_time:
+            return None
+        pose = self.sum_q / self.count, self.sum_e / self.count
+        self.last_pose = pose[0]
+        self._restart(None, None, None)
+        return pose
+
+
+def default_payload_link(model):
+    """Return the link of the deepest body moved by a revolute or continuous joint (a flange)."""
+    depth = np.zeros(model.nbodies, dtype=int)
+    for b in range(model.nbodies):
+        parent = model.ints[b, PARENT]
+        depth[b] = depth[parent] + 1 if parent >= 0 else 1
+    body_joint = dict(zip(model.joint_body, model.joint_types))
+    rotary = [b for b in range(model.nbodies) if body_joint.get(b) in ('revolute', 'continuous')]
+    if not rotary:
+        return model.body_links[-1]
+    return model.body_links[max(rotary, key=lambda b: (depth[b], b))]
+
+
+def estimate_payload(model, link, Q, QD, QDD, E, t=None, window=0.1, period=0.005, **options):
+    """Return the :class:`PayloadEstimate` of arrays of samples (N x nq, N x nv, N x njoints).
+
+    ``QD`` None: the rows are static poses (efforts averaged while held).  ``QDD`` None: the
+    accelerations come from an :class:`AccelerationWindow` of ``window`` s over the stamps ``t``
+    (the node's way), one sample every ``period`` s, with the covariance scaled by the samples
+    per window.  ``options``: those of :class:`PayloadEstimator`.
+    """
+    est = PayloadEstimator(model, link, **options)
+    if QD is None:
+        for k in range(len(Q)):
+            est.add_pose(Q[k], E[k])
+    elif QDD is not None:
+        for k in range(len(Q)):
+            est.add_sample(Q[k], QD[k], QDD[k], E[k], None if t is None else t[k])
+    else:
+        if t is None:
+            raise ValueError('accelerations from the velocities need the stamps t')
+        filtered, last = AccelerationWindow(window), -np.inf
+        for k in range(len(Q)):
+            sample = filtered.add(t[k], np.asarray(Q[k], dtype=float),
+                                  np.asarray(QD[k], dtype=float), np.asarray(E[k], dtype=float),
+                                  t[k] - last >= period * (1.0 - 1e-6))
+            if sample is not None:
+                last = t[k]
+                est.add_sample(*sample[1:], sample[0])
+        if est.span > 0.0:
+            est.correlation = max(1.0, window * est.samples / est.span)
+    return est.estimate()
+
+
+__all__ = ['PayloadEstimator', 'PayloadEstimate', 'EstimationProgress', 'estimate_payload',
+           'default_payload_link', 'AccelerationWindow', 'StillPose',
+           'payload_parameters', 'transform_matrix', 'inertia_consistency']

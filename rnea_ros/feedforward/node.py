@@ -1,0 +1,206 @@
+"""The ``trajectory_feedforward`` node: joint trajectories in, the same with model efforts out.
+
+Subscribes to ``input_topic`` (trajectory_msgs/JointTrajectory, default ``~/joint_trajectory``,
+where a planner or script publishes), fills every point's ``effort`` with the model's inverse
+dynamics plus friction, rotor inertia and payload (:mod:`rnea_ros.feedforward.filler`), and
+publishes the trajectory to ``output_topic`` (default
+``joint_trajectory_controller/joint_trajectory``, the controller's topic, relative so it follows
+the namespace).  A trajectory that cannot be filled (unknown joints, wrong lengths, NaN, times
+that do not increase, no model yet) is logged with the reason and not published.
+
+The model comes from the ``robot_description`` topic (transient local, as robot_state_publisher
+publishes it) or the ``robot_description`` / ``urdf_file`` parameters, with the rnea node's
+friction (``friction_joints``, ``friction_viscous``, ``friction_coulomb``, ``armature``,
+``use_urdf_friction``), payload (``payload_*``) and ``gravity`` parameters, declared and checked
+as the rnea node does (:mod:`rnea_ros.node.params`).  ``hold_joints`` / ``hold_positions``: model
+joints no trajectory names (e.g. the fingers of an arm trajectory), held at these positions.
+"""
+
+import math
+import signal
+import sys
+
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+import rclpy
+from rclpy.exceptions import ParameterException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from rnea_ros.feedforward.filler import TrajectoryFiller
+from rnea_ros.feedforward.messages import fill_trajectory
+from rnea_ros.node import params as node_params
+from rnea_ros.node import runtime
+from std_msgs.msg import String
+from trajectory_msgs.msg import JointTrajectory
+
+# The rnea node's parameters that describe the model, declared here with the same checks.
+SHARED = ('robot_description', 'urdf_file', 'gravity', 'friction_joints', 'friction_viscous',
+          'friction_coulomb', 'armature', 'use_urdf_friction', 'payload_link', 'payload_mass',
+          'payload_com', 'payload_inertia')
+OWN = {
+    'input_topic': ('~/joint_trajectory', 'JointTrajectory input (from a planner or script)'),
+    'output_topic': ('joint_trajectory_controller/joint_trajectory',
+                     "JointTrajectory output with efforts: the controller's joint_trajectory "
+                     'topic (relative: follows the namespace)'),
+}
+HOLD = {
+    'hold_joints': ([], 'model joints no trajectory names, held at hold_positions'),
+    'hold_positions': ([], 'positions (rad, m) of hold_joints, one per name; [] = all 0'),
+}
+DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def _plain(value):
+    """Return a parameter value with arrays as lists."""
+    return list(value) if hasattr(value, 'typecode') or isinstance(value, (list, tuple)) \
+        else value
+
+
+def build_filler(cfg, topic_description=None):
+    """Return (source, TrajectoryFiller) for a configuration, or (None, None) with no model."""
+    if cfg['robot_description']:
+        label, text = 'parameter robot_description', cfg['robot_description']
+    elif cfg['urdf_file']:
+        label, text = 'file ' + cfg['urdf_file'], cfg['urdf_file']
+    elif topic_description:
+        label, text = 'topic robot_description', topic_description
+    else:
+        return None, None
+    # every rnea node parameter at its default (load_model may read any of them), then ours
+    model_cfg = {name: spec.default for name, spec in node_params.SPECS.items()}
+    model_cfg.update(cfg, floating_base=False, command_joints=[])
+    model = runtime.load_model(label, text, model_cfg)
+    names, positions = list(cfg['hold_joints']), list(cfg['hold_positions'])
+    if positions and len(positions) != len(names):
+        raise ValueError(f'hold_positions has {len(positions)} values for {len(names)} '
+                         'hold_joints')
+    held = dict(zip(names, positions or [0.0] * len(names)))
+    return label, TrajectoryFiller(model, held=held, gravity=cfg['gravity'])
+
+
+class TrajectoryFeedforwardNode(Node):
+    """Fill JointTrajectory points with model efforts for joint_trajectory_controller."""
+
+    def __init__(self, **kwargs):
+        """Declare the parameters, load a model if a parameter gives one, connect the topics."""
+        super().__init__(kwargs.pop('node_name', 'trajectory_feedforward'), **kwargs)
+        self._log = self.get_logger()
+        self._topic_description = None
+        self._filler = None
+        for name in SHARED:
+            spec = node_params.SPECS[name]
+            self.declare_parameter(name, spec.default, runtime.descriptor(spec))
+        for name, (default, text) in OWN.items():
+            self.declare_parameter(name, default, ParameterDescriptor(
+                description=text, read_only=True))
+        for name, (default, text) in HOLD.items():      # [] = not set: typed when set
+            self.declare_parameter(name, default, ParameterDescriptor(
+                description=text, dynamic_typing=True))
+        self._cfg = self._config({})
+        error = self._check(self._cfg)
+        if error:
+            raise ValueError(error)
+        self._source, self._filler = build_filler(self._cfg)
+        if self._filler is not None:
+            self._log.info(self._loaded_line())
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._pub = self.create_publisher(JointTrajectory, self._cfg['output_topic'], 10)
+        self.create_subscription(JointTrajectory, self._cfg['input_topic'], self._on_trajectory,
+                                 10)
+        self.create_subscription(String, 'robot_description', self._on_description,
+                                 DESCRIPTION_QOS)
+        self._log.info(f'feed-forward from {self.resolve_topic_name(self._cfg["input_topic"])} '
+                       f'to {self.resolve_topic_name(self._cfg["output_topic"])}')
+
+    def _config(self, changes):
+        cfg = {name: _plain(self.get_parameter(name).value)
+               for name in SHARED + tuple(OWN) + tuple(HOLD)}
+        cfg.update({p.name: _plain(p.value) for p in changes})
+        for name in HOLD:
+            cfg[name] = list(cfg[name] or [])
+        return cfg
+
+    @staticmethod
+    def _check(cfg):
+        for name in SHARED:
+            error = node_params.check_value(name, cfg[name])
+            if error:
+                return error
+        if any(not isinstance(n, str) or not n for n in cfg['hold_joints']):
+            return 'hold_joints must be a list of joint names'
+        if any(isinstance(x, (bool, str)) or not isinstance(x, (int, float)) or
+               not math.isfinite(x) for x in cfg['hold_positions']):
+            return 'hold_positions must be a list of finite numbers'
+        return None
+
+    def _loaded_line(self):
+        model = self._filler.model
+        return (f"model '{model.name}' from {self._source}: {model.nv} joints "
+                f'{list(model.joint_names)}')
+
+    def _on_set_parameters(self, params):
+        cfg = self._config(params)
+        error = self._check(cfg)
+        if error is None:
+            try:
+                source, filler = build_filler(cfg, self._topic_description)
+            except (ValueError, OSError) as exc:
+                error = str(exc)
+        if error:
+            return SetParametersResult(successful=False, reason=error)
+        self._cfg, self._source, self._filler = cfg, source, filler
+        return SetParametersResult(successful=True)
+
+    def _on_description(self, msg):
+        self._topic_description = msg.data
+        if self._cfg['robot_description'] or self._cfg['urdf_file']:
+            return
+        try:
+            self._source, self._filler = build_filler(self._cfg, msg.data)
+        except (ValueError, OSError) as exc:
+            self._log.error(f'robot description rejected (previous model kept): {exc}')
+            return
+        self._log.info(self._loaded_line())
+
+    def _on_trajectory(self, msg):
+        if self._filler is None:
+            self._log.warning('trajectory not forwarded: no robot model yet (robot_description '
+                              'topic or parameter, or urdf_file)',
+                              throttle_duration_sec=5.0)
+            return
+        try:
+            fill_trajectory(self._filler, msg)
+        except ValueError as exc:
+            self._log.error(f'trajectory rejected, nothing published: {exc}',
+                            throttle_duration_sec=1.0)
+            return
+        self._pub.publish(msg)
+
+
+def main(args=None, stop=None):
+    """Run the node until Ctrl-C / SIGTERM; return the exit code."""
+    from rnea_ros.node.rnea_node import make_executor, spin_until_signal
+    stop = [] if stop is None else stop
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.append(True))
+    rclpy.init(args=sys.argv if args is None else args,
+               signal_handler_options=SignalHandlerOptions.NO)
+    try:
+        node = TrajectoryFeedforwardNode()
+    except (ParameterException, ValueError, OSError) as exc:
+        print(f'trajectory_feedforward: cannot start: {exc}', file=sys.stderr)
+        rclpy.try_shutdown()
+        return 1
+    executor = make_executor('events')
+    try:
+        spin_until_signal(node, executor, lambda: bool(stop))
+    finally:
+        executor.shutdown(timeout_sec=1.0)
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,403 @@
+"""Every command, module path and file README.md mentions exists, and runs where it can here.
+
+Generic: nothing here lists the README's commands.  The README is read as a user reads it:
+
+- every shell line of its ``bash``/``sh`` code blocks (continuations and multi-line quotes
+  joined, ``&&``/``;``/``|`` chains split, comments dropped) is classified by its program:
+  ``rnea-ros`` and the other console scripts of setup.py, ``ros2 run|launch rnea_ros ...``,
+  ``python -m MODULE``, ``python path/script.py``, ``make TARGET``, ``ros2 param ... /rnea NAME``;
+  the ones that can run here run in their ``--help`` form (argparse programs only: a node is not
+  started) and must exit 0; the others are checked: the console script, launch file, module,
+  script, make target or parameter must exist, and every ``name:=value`` of a ``ros2 launch``
+  must be an argument that launch file declares, every ``-p name:=value`` of the rnea node a
+  parameter it declares.  Programs that are not this project's (colcon, git, apt, ros2 topic,
+  ...) are left alone.
+- every ``rnea_ros.x.y`` dotted path anywhere in the text (prose and code) must import, the
+  last parts possibly attributes (``rnea_ros.core.payload.model_with_payload``); every
+  ``from rnea_ros... import a, b`` of its ``python`` blocks must work.
+- every repository path it names (``config/...``, ``launch/...``, ``benchmarks/...``, ...) and
+  every ``*.launch.py``/``*.launch.xml`` it names must exist.
+
+A failure names the README line and what is wrong.  Where a program needs an optional
+dependency missing here (mujoco, control_msgs, launch), its check is skipped by name.
+"""
+
+import ast
+import glob
+import importlib
+import importlib.util
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README = os.path.join(ROOT, 'README.md')
+SHELL_LANGUAGES = ('bash', 'sh', 'shell', 'console')
+# Optional dependencies that may be missing here: a module needing one is skipped by name.
+OPTIONAL = ('mujoco', 'control_msgs', 'launch', 'launch_ros', 'pinocchio', 'xacro')
+# Folders of the repository a README path can point into.
+REPO_FOLDERS = ('config', 'launch', 'urdf', 'benchmarks', 'test', 'docs', 'rnea_ros',
+                'resource')
+
+
+def readme_lines():
+    """Return the README as a list of lines."""
+    with open(README, encoding='utf-8') as stream:
+        return stream.read().split('\n')
+
+
+def code_blocks():
+    """Return (language, first line number, lines) of every fenced code block."""
+    blocks, current = [], None
+    for number, line in enumerate(readme_lines(), 1):
+        fence = re.match(r'\s*```(\w*)', line)
+        if fence and current is None:
+            current = (fence.group(1).lower(), number + 1, [])
+        elif fence:
+            blocks.append(current)
+            current = None
+        elif current is not None:
+            current[2].append(line)
+    return blocks
+
+
+def shell_commands():
+    """Return (README line number, argv) of every command of the shell code blocks."""
+    commands = []
+    for language, first, lines in code_blocks():
+        if language not in SHELL_LANGUAGES:
+            continue
+        buffer, start = '', None
+        for offset, line in enumerate(lines):
+            if start is None:
+                start = first + offset
+            buffer += line + '\n'
+            if buffer.rstrip().endswith('\\'):
+                buffer = buffer.rstrip()[:-1] + ' '
+                continue
+            try:
+                words = shlex.split(buffer, comments=True)
+            except ValueError:          # a quote spans lines: read on
+                continue
+            commands.extend((start, argv) for argv in split_chain(words))
+            buffer, start = '', None
+        assert not buffer.strip(), f'README.md:{start}: unbalanced quotes in {buffer!r}'
+    return commands
+
+
+def split_chain(words):
+    """Split shell words at &&, ||, ;, | and drop redirections and env assignments."""
+    argv, chains = [], []
+    skip = False
+    for word in words + ['&&']:
+        if skip:
+            skip = False
+        elif word in ('&&', '||', ';', '|'):
+            if argv:
+                chains.append(argv)
+            argv = []
+        elif word in ('>', '>>', '<', '2>', '2>&1'):
+            skip = word != '2>&1'
+        elif not argv and (re.match(r'\w+=', word) or word in ('sudo', 'exec', 'time')):
+            continue
+        else:
+            argv.append(word)
+    return chains
+
+
+def console_scripts():
+    """Return {name: entry point function name} of setup.py's console_scripts."""
+    with open(os.path.join(ROOT, 'setup.py'), encoding='utf-8') as stream:
+        tree = ast.parse(stream.read())
+    scripts = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                re.fullmatch(r'[\w-]+ = rnea_ros\.entry_points:\w+', node.value):
+            name, target = node.value.split(' = ')
+            scripts[name] = target.split(':')[1]
+    return scripts
+
+
+def entry_point_module(function):
+    """Return the module an entry_points function runs (from its source)."""
+    from rnea_ros import entry_points
+    import inspect
+    source = inspect.getsource(getattr(entry_points, function))
+    return re.search(r"run\('([\w.]+)'", source).group(1)
+
+
+def module_source(module):
+    """Return the source text of a module (its __main__ for a package), or ''."""
+    spec = importlib.util.find_spec(module)
+    path = spec.origin if spec else None
+    if spec and spec.submodule_search_locations:
+        path = os.path.join(list(spec.submodule_search_locations)[0], '__main__.py')
+    if not path or not os.path.isfile(path):
+        return ''
+    with open(path, encoding='utf-8') as stream:
+        text = stream.read()
+    imported = re.findall(r'from (rnea_ros[\w.]+) import main', text)
+    return text + ''.join(module_source(m) for m in imported)
+
+
+def missing_optional(module):
+    """Return the optional dependency that keeps ``module`` from importing here, or None."""
+    try:
+        importlib.import_module(module)
+    except ImportError as error:
+        name = (error.name or '').split('.')[0]
+        if name in OPTIONAL:
+            return name
+        raise
+    return None
+
+
+def run_helps(jobs):
+    """Run each job's ``argv + ['--help']`` at once; return the problems (job's line, text)."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    running = [(line, label, subprocess.Popen(argv + ['--help'], cwd=ROOT, env=env,
+                                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                              text=True))
+               for line, argv, label in jobs]
+    problems = []
+    for line, label, process in running:
+        try:
+            out, err = process.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            out, err = process.communicate()
+        if process.returncode != 0 or 'usage' not in out.lower():
+            problems.append(f'README.md:{line}: {label}: `--help` exited {process.returncode}: '
+                            f'{err.strip()[-500:]}')
+    return problems
+
+
+class Checks:
+    """What each kind of command needs; collects (README line, problem) pairs."""
+
+    def __init__(self):
+        """Read setup.py's console scripts and the Makefile's targets."""
+        self.scripts = console_scripts()
+        self.problems = []
+        self.skipped = []
+        self.helped = set()
+        self.help_jobs = []         # (line, argv, label): run together at the end
+        with open(os.path.join(ROOT, 'Makefile'), encoding='utf-8') as stream:
+            self.make_targets = set(re.findall(r'^([\w.-]+):', stream.read(), re.M))
+
+    def fail(self, line, text):
+        """Record a problem."""
+        self.problems.append(f'README.md:{line}: {text}')
+
+    def command(self, line, argv):
+        """Check one command."""
+        program = os.path.basename(argv[0])
+        if program in self.scripts:
+            self.console_script(line, program, argv[1:])
+        elif re.fullmatch(r'python3?(\.\d+)?', program):
+            self.python(line, argv[1:])
+        elif program == 'ros2' and len(argv) > 2:
+            self.ros2(line, argv)
+        elif program == 'make':
+            for target in argv[1:]:
+                if not target.startswith('-') and target not in self.make_targets:
+                    self.fail(line, f'make target {target!r} is not in the Makefile')
+
+    def console_script(self, line, name, args):
+        """Check a console script of this package: it imports; argparse ones get --help."""
+        module = entry_point_module(self.scripts[name])
+        self.module_runs(line, module, [a for a in args[:1] if not a.startswith('-')],
+                         f'{name} (module {module})')
+
+    def module_runs(self, line, module, subcommand, label):
+        """Check ``module`` imports; run its --help (with ``subcommand``) if it uses argparse."""
+        if importlib.util.find_spec(module) is None:
+            self.fail(line, f'{label}: no module {module}')
+            return
+        missing = missing_optional(module)
+        if missing:
+            self.skipped.append(f'README.md:{line}: {label} needs {missing}, missing here')
+            return
+        if 'argparse' not in module_source(module) or (module, tuple(subcommand)) in self.helped:
+            return
+        self.helped.add((module, tuple(subcommand)))
+        self.help_jobs.append((line, [sys.executable, '-m', module] + subcommand, label))
+
+    def python(self, line, args):
+        """Check ``python -m MODULE ...`` or ``python path/script.py ...``."""
+        if args[:1] == ['-m'] and len(args) > 1:
+            self.module_runs(line, args[1], [], f'python -m {args[1]}')
+        elif args and args[0].endswith('.py'):
+            path = os.path.join(ROOT, args[0])
+            if not os.path.isfile(path):
+                self.fail(line, f'no file {args[0]} in the repository')
+            elif 'argparse' in open(path, encoding='utf-8').read() and path not in self.helped:
+                self.helped.add(path)
+                self.help_jobs.append((line, [sys.executable, path], f'python {args[0]}'))
+
+    def ros2(self, line, argv):
+        """ros2 run|launch rnea_ros ..., ros2 param ... /rnea NAME."""
+        verb, rest = argv[1], argv[2:]
+        if verb == 'run' and rest[0] == 'rnea_ros':
+            if len(rest) < 2 or rest[1] not in self.scripts:
+                self.fail(line, f'ros2 run rnea_ros: no executable {rest[1:2]} in setup.py')
+            else:
+                self.node_parameters(line, rest[1], rest[2:])
+        elif verb == 'launch' and rest[0] == 'rnea_ros':
+            self.launch(line, rest[1], [a for a in rest[2:] if ':=' in a])
+        elif verb == 'param' and len(rest) >= 3 and rest[1].rstrip('/').endswith('/rnea'):
+            from rnea_ros.node import params
+            if rest[2] not in params.SPECS:
+                self.fail(line, f'ros2 param: the rnea node has no parameter {rest[2]!r}')
+
+    def node_parameters(self, line, executable, args):
+        """-p name:=value of the rnea node: a parameter it declares."""
+        if executable not in ('rnea_node', 'rnea_lifecycle_node'):
+            return
+        from rnea_ros.node import params
+        for flag, value in zip(args, args[1:]):
+            if flag == '-p' and value.split(':=')[0] not in params.SPECS:
+                self.fail(line, f'{executable}: no parameter {value.split(":=")[0]!r}')
+
+    def launch(self, line, filename, assignments):
+        """Check the launch file exists and declares every name:= given."""
+        path = os.path.join(ROOT, 'launch', filename)
+        if not os.path.isfile(path):
+            self.fail(line, f'no launch file launch/{filename}')
+            return
+        declared = launch_arguments(path)
+        if declared is None:
+            self.skipped.append(f'README.md:{line}: {filename} arguments not checked: the '
+                                'launch package is missing here')
+            return
+        for assignment in assignments:
+            name = assignment.split(':=')[0]
+            if name not in declared:
+                self.fail(line, f'{filename} declares no argument {name!r} '
+                                f'(it has {sorted(declared)})')
+
+
+def launch_arguments(path):
+    """Return the argument names a launch file declares (None without ``launch``)."""
+    try:
+        import launch
+        from launch.actions import DeclareLaunchArgument
+        from launch.launch_description_sources import AnyLaunchDescriptionSource
+    except ImportError:
+        return None
+    os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)
+    description = AnyLaunchDescriptionSource(path).get_launch_description(
+        launch.LaunchContext())
+    return {entity.name for entity in description.entities
+            if isinstance(entity, DeclareLaunchArgument)}
+
+
+def test_readme_has_shell_commands_to_check():
+    """The extraction finds commands (a README without any would make the checks vacuous)."""
+    commands = shell_commands()
+    assert len(commands) >= 10
+    assert all(argv for _, argv in commands)
+
+
+def test_every_readme_shell_command_runs_or_exists():
+    checks = Checks()
+    for line, argv in shell_commands():
+        checks.command(line, argv)
+    checks.problems += run_helps(checks.help_jobs)
+    for note in checks.skipped:
+        print('skipped:', note)
+    assert not checks.problems, '\n'.join(checks.problems)
+
+
+def dotted_paths():
+    """Return (line, path) of every rnea_ros.a.b dotted path in the README text."""
+    found = []
+    for number, line in enumerate(readme_lines(), 1):
+        for match in re.finditer(r'(?<![\w/.])rnea_ros(?:\.[A-Za-z_]\w*)+', line):
+            found.append((number, match.group(0)))
+    return found
+
+
+def resolve(path):
+    """Import the longest module prefix of a dotted path and get the rest as attributes."""
+    parts = path.split('.')
+    for cut in range(len(parts), 0, -1):
+        module = '.'.join(parts[:cut])
+        try:
+            spec = importlib.util.find_spec(module)
+        except ModuleNotFoundError:
+            spec = None
+        if spec is None:
+            continue
+        missing = missing_optional(module)
+        if missing:
+            return f'needs {missing}'
+        value = importlib.import_module(module)
+        for attribute in parts[cut:]:
+            value = getattr(value, attribute, None)
+            if value is None:
+                what = 'no such module' if cut == 1 else f'{module} has no ' + \
+                    '.'.join(parts[cut:])
+                raise AttributeError(f'{path}: {what}')
+        return None
+    raise ImportError(f'{path}: no such module')
+
+
+def test_every_module_path_the_readme_names_imports():
+    problems = []
+    for line, path in dotted_paths():
+        try:
+            resolve(path)
+        except (ImportError, AttributeError) as error:
+            problems.append(f'README.md:{line}: {error}')
+    assert not problems, '\n'.join(problems)
+
+
+def test_every_python_block_import_works():
+    problems = []
+    for language, first, lines in code_blocks():
+        if language != 'python':
+            continue
+        for node in ast.walk(ast.parse('\n'.join(lines))):
+            if isinstance(node, ast.ImportFrom) and (node.module or '').startswith('rnea_ros'):
+                for alias in node.names:
+                    try:
+                        resolve(f'{node.module}.{alias.name}')
+                    except (ImportError, AttributeError) as error:
+                        problems.append(f'README.md:{first + node.lineno - 1}: {error}')
+    assert not problems, '\n'.join(problems)
+
+
+def test_every_repository_file_the_readme_names_exists():
+    folders = '|'.join(REPO_FOLDERS)
+    problems = []
+    for number, line in enumerate(readme_lines(), 1):
+        for match in re.finditer(rf'(?<![\w/.$-])((?:{folders})/[\w./*-]*[\w*])', line):
+            path = match.group(1)           # may be a glob: test/test_node*.py
+            if not glob.glob(os.path.join(ROOT, path)):
+                problems.append(f'README.md:{number}: {path} is not in the repository')
+        for match in re.finditer(r'(?<![\w/.-])([\w-]+\.launch\.(?:py|xml))', line):
+            if not os.path.isfile(os.path.join(ROOT, 'launch', match.group(1))):
+                problems.append(f'README.md:{number}: no launch file launch/{match.group(1)}')
+    assert not problems, '\n'.join(problems)
+
+
+@pytest.mark.parametrize('text, expected', [
+    ('make demo   # = .venv/bin/python -m x\n', [['make', 'demo']]),
+    ('cd ~/ws && colcon build --x a && source install/setup.bash\n',
+     [['cd', '~/ws'], ['colcon', 'build', '--x', 'a'], ['source', 'install/setup.bash']]),
+    ('A=1 ros2 launch p f.launch.py \\\n    x:=1 y:=2\n',
+     [['ros2', 'launch', 'p', 'f.launch.py', 'x:=1', 'y:=2']]),
+    ('ros2 service call /a t "{x: [1,\n  2]}"\n', [['ros2', 'service', 'call', '/a', 't',
+                                                   '{x: [1,\n  2]}']]),
+    ('python -m m a.yaml > out.urdf\n', [['python', '-m', 'm', 'a.yaml']]),
+])
+def test_shell_line_extraction(text, expected, monkeypatch):
+    """How lines are read: continuations, chains, comments, quotes over lines, redirections."""
+    monkeypatch.setattr(sys.modules[__name__], 'readme_lines',
+                        lambda: ['```bash'] + text.rstrip('\n').split('\n') + ['```'])
+    assert [argv for _, argv in shell_commands()] == expected
