@@ -33,8 +33,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rnea_ros.core.observer import CollisionDetector, MomentumObserver, WrenchEstimator
 from rnea_ros.node.bookkeeping import wire
-from rnea_ros.node.observer_params import (check_observer_value, DYNAMIC_TYPING, NAMES,
-                                           reaction)
+from rnea_ros.node.observer_params import check_observer_value, NAMES
 from sensor_msgs.msg import JointState
 
 _EVENT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -149,12 +148,6 @@ class NodeObserver:
 
 class ObserverMixin:
     """The node's hooks: declaration, efforts, cycle, reaction, parameters, diagnostics."""
-
-    def declare_parameter(self, name, value=None, descriptor=None, ignore_override=False):
-        """Declare ``collision_reaction`` with dynamic typing (YAML's bare off is false)."""
-        if name in DYNAMIC_TYPING and descriptor is not None:
-            descriptor.dynamic_typing = True
-        return super().declare_parameter(name, value, descriptor, ignore_override)
 
     def _observer_setup(self):
         """Create the observer's publishers and parameter callbacks (in __init__)."""
@@ -275,7 +268,7 @@ class ObserverMixin:
 
     def _on_collision_event(self, rt, event, stamp):
         obs = self._observer
-        mode = reaction(self._cfg['collision_reaction'])
+        mode = self._cfg['collision_reaction']
         start = event.kind == 'collision'
         text = event.describe()
         if start:
@@ -317,7 +310,7 @@ class ObserverMixin:
                   'max_external_torque': f'{largest:.4f}',
                   'collision': obs.collision or 'none',
                   'collision_reaction': (f'{obs.reaction} (latched)' if obs.reaction else
-                                         str(reaction(self._cfg['collision_reaction'])))}
+                                         self._cfg['collision_reaction'])}
         return values
 
 
