@@ -328,3 +328,67 @@ def test_floating_base_observer_sees_the_support_wrench_and_the_push():
         r = obs.update(0.001 * k, q, zero, effort)
     expected = np.concatenate([g[:6], tau_ext[6:]]) * (1 - np.exp(-GAIN * 0.1))
     np.testing.assert_allclose(r, expected, atol=1e-8)
+
+
+def test_rnea_ros_observe_builds_the_node_model_from_identify_params(tmp_path, capsys):
+    """PARAMS.yaml of `rnea-ros identify` (under /**): law, Fv-, Fs-, Stribeck and offsets apply.
+
+    Efforts of a recording made by a model with every friction term (tanh law, direction-
+    dependent viscous and Coulomb friction, Stribeck, offsets) give external torques of ~0 in
+    `rnea-ros observe` with that file, and a model equal to the one the node builds from it.
+    Reading only friction_viscous / friction_coulomb / armature (as before) left newton-metres.
+    """
+    import json
+    from types import SimpleNamespace
+    import yaml
+    from rnea_ros import inverse_dynamics_batch, RobotModel
+    from rnea_ros.analysis.analyze import write_joint_states
+    from rnea_ros.analysis.cli import main
+    from rnea_ros.analysis.observe import observe, read_params
+    from rnea_ros.analysis.output import node_parameters
+    from rnea_ros.core.urdf import read_urdf
+    from rnea_ros.node.params import node_config
+    from rnea_ros.node.runtime import load_model
+    from observer_sim import PANDA
+    plain = RobotModel.from_urdf_file(PANDA)
+    names, n = plain.joint_names, plain.nv
+    rng = np.random.default_rng(3)
+
+    def per_joint(low, high):
+        return dict(zip(names, rng.uniform(low, high, n).tolist()))
+
+    terms = {'friction_viscous': per_joint(0.5, 1.5),
+             'friction_viscous_negative': per_joint(1.5, 3.0),
+             'friction_coulomb': per_joint(0.5, 1.0), 'friction_coulomb_negative': per_joint(1, 2),
+             'friction_stribeck': per_joint(0.3, 0.6), 'effort_offset': per_joint(-0.5, 0.5),
+             'armature': per_joint(0.01, 0.1), 'friction_law': 'tanh', 'coulomb_band': 0.05,
+             'stribeck_velocity': 0.2}
+    truth = RobotModel.from_urdf_file(PANDA, **terms)
+    identified = SimpleNamespace(model_options=lambda model: truth.joint_term_options())
+    params = tmp_path / 'PARAMS.yaml'
+    params.write_text(node_parameters(truth, identified))
+    assert list(yaml.safe_load(params.read_text())) == ['/**']
+    t = np.arange(1000) * 1e-3                  # 1 s at 1 kHz, every joint reversing
+    w, phase = 2 * np.pi * rng.uniform(0.8, 1.5, n), rng.uniform(0, 2 * np.pi, n)
+    Q = 0.3 * np.sin(w * t[:, None] + phase)
+    QD = 0.3 * w * np.cos(w * t[:, None] + phase)
+    QDD = -0.3 * w ** 2 * np.sin(w * t[:, None] + phase)
+    E = inverse_dynamics_batch(truth, Q, QD, QDD)
+    bag = str(tmp_path / 'bag')
+    write_joint_states(bag, t + 10.0, list(names), Q, QD, E)
+
+    assert main(['observe', bag, '--urdf', PANDA, '--params', str(params), '--json']) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out['used'] == t.size
+    assert max(j['max'] for j in out['joints'].values()) < 0.01       # N m, of ~2 N m friction
+    cfg = node_config(read_params(str(params)))
+    node = load_model('file', PANDA, cfg)
+    offline = observe(read_urdf(PANDA), t, list(names), Q, QD, E, read_params(str(params)))
+    np.testing.assert_array_equal(offline['model'].friction_table, node.friction_table)
+    np.testing.assert_array_equal(offline['model'].friction_table, truth.friction_table)
+    assert offline['model'].friction_law == 'tanh' == node.friction_law
+
+    legacy = {k: [terms[k][j] for j in names] for k in ('friction_viscous', 'friction_coulomb',
+                                                        'armature')}
+    partial = observe(read_urdf(PANDA), t, list(names), Q, QD, E, legacy)
+    assert partial['max'].max() > 0.5               # what the old reading left unexplained
