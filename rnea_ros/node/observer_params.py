@@ -54,6 +54,10 @@ PARAMETERS = (
           'external wrench is published on ~/external_wrench: the wrench of the environment '
           'on that link, in the link frame about its origin, from r = J^T F. '
           "'': no wrench."),
+    _spec('external_wrench_rate', 'double', 100.0,
+          'Rate in Hz at which ~/external_wrench is computed and sent (while it has '
+          'subscribers), from the external torques of that cycle; 0: every cycle. The '
+          'external torques are sent every cycle.', low=0.0, high=10000.0),
     _spec('external_wrench_damping', 'double', 0.05,
           'Damping of the least squares r = J^T F near singularities: exact while the smallest '
           'singular value of J exceeds it, the gain is bounded by 1/damping inside.',
