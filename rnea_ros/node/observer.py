@@ -15,7 +15,8 @@ carries measured efforts for every model joint, and publishes (stamp = the input
   ``event`` (collision | clear), ``joints``, ``stamp`` (s, of the joint state), ``start``,
   ``peak/<joint>`` (N m or N), ``reaction``.
 
-All of it runs after the cycle's efforts (and commands) are out, so that it does not add to
+Both topics are sent only while they have subscribers (counted every 0.5 s).  All of it runs
+after the cycle's efforts (and commands) are out, so that it does not add to
 their latency: the efforts of the joint state are only kept by reference when it arrives and
 read into a preallocated buffer afterwards; both output messages stay serialized
 (:mod:`rnea_ros.node.bookkeeping.wire`).
@@ -43,7 +44,7 @@ from rnea_ros.node.observer_params import check_observer_value, NAMES
 from sensor_msgs.msg import JointState
 
 _EVENT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-_SUBSCRIBER_POLL = 0.5          # s between checks of ~/external_wrench's subscriber count
+_SUBSCRIBER_POLL = 0.5          # s between checks of the subscriber counts of the outputs
 
 
 class NodeObserver:
@@ -72,8 +73,8 @@ class NodeObserver:
         self.hold_q = None
         self.collision = ''
         self.peak = self.trough = np.zeros(0)
-        self.wrench_wanted = False
-        self.wrench_poll = -math.inf
+        self.wrench_wanted = self.torques_wanted = False
+        self.poll = -math.inf           # steady-clock time of the last subscriber count
         self.wrench_period = 0.0
         self.wrench_due = -math.inf     # steady-clock time of the next ~/external_wrench
         self.msg = None                 # the joint state of this cycle (its efforts unread)
@@ -264,13 +265,18 @@ class ObserverMixin:
         joints = r[rt.offset_v:]
         np.maximum(obs.peak, joints, out=obs.peak)          # largest |r| of the period
         np.minimum(obs.trough, joints, out=obs.trough)
-        out = obs.torques_out
-        position, velocity, effort = obs.torques_views
-        position[:] = rt.q_j
-        velocity[:] = rt.qd_j
-        effort[:] = joints                      # finite: the observer checked it
-        out.stamp(stamp)
-        obs.torques_pub.publish(out.message())
+        if now - obs.poll > _SUBSCRIBER_POLL:      # outputs nobody reads cost nothing
+            obs.poll = now
+            obs.torques_wanted = obs.torques_pub.get_subscription_count() > 0
+            obs.wrench_wanted = obs.wrench_pub.get_subscription_count() > 0
+        if obs.torques_wanted:
+            out = obs.torques_out
+            position, velocity, effort = obs.torques_views
+            position[:] = rt.q_j
+            velocity[:] = rt.qd_j
+            effort[:] = joints                      # finite: the observer checked it
+            out.stamp(stamp)
+            obs.torques_pub.publish(out.message())
         if obs.frame and now >= obs.wrench_due:
             self._publish_external_wrench(rt, r, stamp, now)
         if obs.detector is not None:
@@ -284,9 +290,6 @@ class ObserverMixin:
         period = obs.wrench_period          # the next one a period later, none owed after a gap
         obs.wrench_due = obs.wrench_due + period if now - obs.wrench_due < period else \
             now + period
-        if now - obs.wrench_poll > _SUBSCRIBER_POLL:
-            obs.wrench_poll = now
-            obs.wrench_wanted = obs.wrench_pub.get_subscription_count() > 0
         if not obs.wrench_wanted:
             return
         try:
