@@ -12,7 +12,10 @@ Prints per robot the median / p90 / p99 of the whole callback and of the part up
 efforts message (the latency a controller sees), off and on, and the ratios on / off.
 
 Usage: python benchmarks/bench_observer_cycle.py [--robots panda] [--calls 3000] [--warm]
-       [--params name:=value ...]
+       [--no-torques] [--params name:=value ...]
+
+``--no-torques``: nobody subscribes to ``~/external_torques`` (as in ``bench_node.py
+--observer``, where only the wrench has a subscriber).
 """
 
 import argparse
@@ -37,13 +40,13 @@ from robots import urdf_path  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 
-def sink():
+def sink(torques=True):
     """Subscribe to both nodes' efforts and the observer's outputs (DDS delivers)."""
     from rclpy.experimental import EventsExecutor
     rclpy.init()
     node = rclpy.create_node('observer_cycle_sink')
-    for topic in ('/rnea_off/joint_efforts', '/rnea_on/joint_efforts',
-                  '/rnea_on/external_torques'):
+    for topic in ('/rnea_off/joint_efforts', '/rnea_on/joint_efforts') + \
+            (('/rnea_on/external_torques',) if torques else ()):
         node.create_subscription(JointState, topic, lambda msg: None, 100)
     node.create_subscription(WrenchStamped, '/rnea_on/external_wrench', lambda msg: None, 100)
     executor = EventsExecutor()
@@ -78,7 +81,8 @@ def measure(robot, args):
         out_at[0] = time.perf_counter()
     RneaNode._publish_efforts = marked
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get('PYTHONPATH', '')]))
-    peer = subprocess.Popen([sys.executable, os.path.abspath(__file__), '--serve-sink', robot],
+    peer = subprocess.Popen([sys.executable, os.path.abspath(__file__), '--serve-sink', robot]
+                            + (['--no-torques'] if args.no_torques else []),
                             env=env, stderr=subprocess.DEVNULL)
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=args.domain)
@@ -101,7 +105,7 @@ def measure(robot, args):
         while time.monotonic() < end and not (
                 off._efforts_pub.get_subscription_count()
                 and on._efforts_pub.get_subscription_count()
-                and obs.torques_pub.get_subscription_count()
+                and (args.no_torques or obs.torques_pub.get_subscription_count())
                 and obs.wrench_pub.get_subscription_count()):
             executor.spin_once(timeout_sec=0.05)
         executor.spin_once(timeout_sec=0.05)
@@ -152,12 +156,14 @@ def main():
     parser.add_argument('--calls', type=int, default=3000, help='calls of each node')
     parser.add_argument('--warm', action='store_true', help='do not evict caches between calls')
     parser.add_argument('--params', nargs='*', help='extra name:=value for the observer node')
+    parser.add_argument('--no-torques', action='store_true',
+                        help='the sink does not subscribe to ~/external_torques')
     parser.add_argument('--domain', type=int, default=random.randint(100, 200),
                         help='ROS domain (default: a random one of 100-200)')
     parser.add_argument('--serve-sink', help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_sink:
-        return sink()
+        return sink(not args.no_torques)
     os.environ['ROS_DOMAIN_ID'] = str(args.domain)
     state = 'warm' if args.warm else 'caches evicted'
     print(f'rnea node joint-state callback, observer off and on (interleaved), {args.calls} '
