@@ -426,3 +426,31 @@ def test_model_terms_kernel_equals_mass_matrix_gravity_and_coriolis(floating):
     q[-1] = np.nan
     assert model_terms(model.kernel_model, ws_p.buffer, ws_g.buffer, ws_c.buffer, q, qd, zero,
                        C, g, armature, p, beta) == TERMS_P + STATUS_BAD_Q
+
+
+@pytest.mark.parametrize('law', ['linear', 'tanh'])
+def test_friction_kernel_equals_joint_friction(law):
+    """subtract_friction = joint_friction: both directions, Stribeck, offsets, at and near 0."""
+    from observer_sim import PANDA
+    from rnea_ros import RobotModel
+    from rnea_ros.core.dynamics import joint_friction
+    from rnea_ros.core.kernels.observer import subtract_friction
+    plain = RobotModel.from_urdf_file(PANDA, floating_base=True)
+    rng = np.random.default_rng(5)
+
+    def per_joint():
+        return dict(zip(plain.joint_names, rng.uniform(0.1, 2.0, plain.njoints).tolist()))
+    model = RobotModel.from_urdf_file(
+        PANDA, floating_base=True, friction_law=law, coulomb_band=0.05, stribeck_velocity=0.2,
+        friction_viscous=per_joint(), friction_viscous_negative=per_joint(),
+        friction_coulomb=per_joint(), friction_coulomb_negative=per_joint(),
+        friction_stribeck=per_joint(), effort_offset=per_joint())
+    table = np.array(model.friction_table)          # a writable copy (the kernel signature)
+    for scale in (0.01, 0.1, 1.0, 5.0):
+        qd = rng.normal(scale=scale, size=model.nv)
+        qd[-1] = 0.0
+        beta = rng.normal(size=model.nv)
+        expected = beta - joint_friction(model, qd)
+        assert subtract_friction(table, qd, 6, model.coulomb_band, law == 'tanh',
+                                 model.stribeck_velocity, beta) == 0
+        np.testing.assert_allclose(beta, expected, rtol=1e-13, atol=1e-13)

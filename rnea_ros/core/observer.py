@@ -14,7 +14,8 @@ and the residual
 obeys ``rdot = K (tau_ext - r)``: per joint a first-order low-pass filter of the external
 torque with gain (bandwidth) K_j in 1/s, without the joint accelerations.  ``tau_m`` is the
 measured joint effort, ``tau_f`` the model's friction (:func:`rnea_ros.core.dynamics.
-joint_friction`, the one definition), ``C`` the Christoffel Coriolis matrix
+joint_friction`, the one definition, here by the kernel
+:func:`rnea_ros.core.kernels.observer.subtract_friction`), ``C`` the Christoffel Coriolis matrix
 (:func:`rnea_ros.coriolis_matrix`), ``g`` the gravity torques; ``M`` includes the rotor inertia.
 
 **Discrete time** (irregular sampling).  Between two samples ``k-1`` and ``k`` (step ``h``) the
@@ -60,10 +61,9 @@ import math
 import numpy as np
 
 from rnea_ros.core.checks import gravity_acceleration
-from rnea_ros.core.dynamics import joint_friction
 from rnea_ros.core.kernels.observer import (damped_least_squares, exceed, model_terms,
-                                            residual_step, TERMS_BETA, TERMS_C, TERMS_G,
-                                            TERMS_P)
+                                            residual_step, subtract_friction, TERMS_BETA,
+                                            TERMS_C, TERMS_G, TERMS_P)
 from rnea_ros.core.kernels.vectors import scatter_bounded
 from rnea_ros.core.layout import STATUS_BAD_Q, STATUS_BAD_QDD
 
@@ -103,6 +103,8 @@ class MomentumObserver:
         self.max_gap = float(max_gap)
         self.friction = bool(friction)
         self._has_friction = model.has_joint_terms
+        self._friction_table = np.array(model.friction_table, dtype=np.float64)  # writable
+        self._tanh = model.friction_law == 'tanh'
         n = self.nv
         self._ws_g = model.create_workspace()       # a_0 = -gravity
         gravity_acceleration(gravity, None, self._ws_g.a0)
@@ -170,10 +172,10 @@ class MomentumObserver:
                              self._armature, self._p, self._beta)
         if status:
             return self._terms_error(status)
-        if self.friction and self._has_friction:
-            self._beta -= joint_friction(model, qd)
-            if not np.isfinite(self._beta).all():
-                return 'the joint friction is not finite for this state'
+        if self.friction and self._has_friction and subtract_friction(
+                self._friction_table, qd, self.offset, model.coulomb_band, self._tanh,
+                model.stribeck_velocity, self._beta):
+            return 'the joint friction is not finite for this state'
         return ''
 
     @staticmethod

@@ -11,6 +11,7 @@ import math
 import numba
 from numba import types
 
+from rnea_ros.core.friction import FS_NEG, FS_POS, FV_NEG, FV_POS, FX, OFF
 from rnea_ros.core.kernels.coriolis import coriolis
 from rnea_ros.core.kernels.jit import MAT, OPTS, VEC
 from rnea_ros.core.kernels.rnea import rnea
@@ -60,6 +61,38 @@ def model_terms(model, ws_p, ws_g, ws_c, q, qd, zero, C, g, armature, p, beta):
     if momentum_and_beta(C, qd, g, armature, p, beta):
         return TERMS_BETA
     return 0
+
+
+@numba.njit(types.int64(MAT, VEC, types.int64, types.float64, types.boolean, types.float64,
+                        VEC), **OPTS)
+def subtract_friction(table, qd, offset, band, tanh_law, stribeck_velocity, beta):
+    """Subtract the joint friction of :mod:`rnea_ros.core.friction` from beta[offset:].
+
+    Per joint j (velocity v = qd[offset + j], table row j): ``s = clip(v / band, -1, 1)`` (or
+    ``tanh(v / band)``), ``tau_f = Fv(v) v + (Fs(v) + Fx exp(-(v / v_st)^2)) s + off`` with the
+    coefficients of v's direction (qd > 0: the + ones).  numpy form: ``beta[offset:] -=
+    friction_effort(table, qd[offset:], band, law, stribeck_velocity)``.
+    """
+    bad = 0
+    for j in range(table.shape[0]):
+        v = qd[offset + j]
+        x = v / band
+        if tanh_law:
+            s = math.tanh(x)
+        else:
+            s = min(1.0, max(-1.0, x))
+        if v > 0.0:
+            fv, fs = table[j, FV_POS], table[j, FS_POS]
+        else:
+            fv, fs = table[j, FV_NEG], table[j, FS_NEG]
+        if table[j, FX] != 0.0:
+            y = v / stribeck_velocity
+            fs += table[j, FX] * math.exp(-y * y)
+        b = beta[offset + j] - (fv * v + fs * s + table[j, OFF])
+        beta[offset + j] = b
+        if not math.isfinite(b):
+            bad = 1
+    return bad
 
 
 @numba.njit(types.int64(VEC, VEC, VEC, VEC, VEC, VEC, VEC, types.float64, types.boolean, VEC),
