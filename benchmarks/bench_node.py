@@ -471,21 +471,27 @@ def measure_observer(urdf, model, args, context, domain):
     """
     last = model.body_links[-1]
     observer = ['observer_enabled:=true', 'collision_thresholds:=[5.0]',
-                f'external_wrench_frame:={last}', 'collision_reaction:=float']
+                'collision_reaction:=float']
+    if not args.no_wrench:
+        observer.append(f'external_wrench_frame:={last}')
     procs = [start_node(urdf, 'events', [], domain),
              start_node(urdf, 'events', observer, domain,
                         remap=['__node:=rnea_observer', 'joint_states:=/observer/joint_states'])]
     targets = {'off': ('/joint_states', '/rnea/joint_efforts'),
                'on': ('/observer/joint_states', '/rnea_observer/joint_efforts')}
     driver = Driver(context, model, len(model.joint_names), targets=targets, efforts=True)
-    sink = start_wrench_sink(['/rnea_observer/external_wrench'], domain)  # as a user would
-    procs.append(sink)
+    sink = None                         # a subscriber of ~/external_wrench, as a user's
+    if not args.no_wrench:
+        sink = start_wrench_sink(['/rnea_observer/external_wrench'], domain)
+    if sink is not None:
+        procs.append(sink)
     busy = {'off': 0.0, 'on': 0.0}
     try:
         for target in busy:
             driver.target = target
             driver.wait_ready()
-        wait_sink_ready(sink)
+        if sink is not None:
+            wait_sink_ready(sink)
         for target in busy:
             driver.target = target
             driver.run(args.rate, min(1.0, args.duration), record=False)   # warm-up
@@ -632,6 +638,8 @@ def main():
     parser.add_argument('--observer', action='store_true',
                         help='run two nodes, momentum observer on and off, in alternating '
                         'blocks and compare p99 (issue 22)')
+    parser.add_argument('--no-wrench', action='store_true',
+                        help='--observer: no external_wrench_frame (external torques only)')
     parser.add_argument('--hostile', action='store_true',
                         help='mix bad messages (unknown names, NaN, duplicates, future stamps) '
                         'into the stream')

@@ -143,6 +143,27 @@ def test_damping_friction_armature_are_zero_unless_asked():
     assert np.all(asked.dof_armature == pytest.approx(0.1))
 
 
+@pytest.mark.parametrize('urdf_dynamics', [False, True])
+def test_damping_option_is_viscous_friction_in_the_simulation(urdf_dynamics):
+    """damping={joint: Fv} simulates a viscous torque -Fv qd and nothing else, at any speed.
+
+    MuJoCo's joint damping holds a linear and polynomial coefficients; all three set to Fv gave
+    6 N m at qd = -1 rad/s for Fv = 2 instead of 2 N m.
+    """
+    Fv = {'spin': 2.0, 'slide': 5.0}
+    model = build_mujoco_model(SMALL_URDF, urdf_dynamics=urdf_dynamics, damping=Fv,
+                               gravity=(0.0, 0.0, 0.0))
+    names = list(Fv)
+    dof = joint_addresses(model, names)[1]
+    data = mujoco.MjData(model)
+    for qd in (-1.0, 0.5, -3.0):
+        data.qvel[:] = 0.0
+        data.qvel[dof] = qd
+        mujoco.mj_forward(model, data)
+        np.testing.assert_allclose(data.qfrc_passive[dof], [-Fv[n] * qd for n in names],
+                                   rtol=1e-12)
+
+
 def test_small_robot_with_continuous_prismatic_and_fixed_joints_matches_rnea():
     """Continuous and prismatic joints and a fixed tool convert with the same dynamics."""
     model = build_mujoco_model(SMALL_URDF)

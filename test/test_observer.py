@@ -328,3 +328,129 @@ def test_floating_base_observer_sees_the_support_wrench_and_the_push():
         r = obs.update(0.001 * k, q, zero, effort)
     expected = np.concatenate([g[:6], tau_ext[6:]]) * (1 - np.exp(-GAIN * 0.1))
     np.testing.assert_allclose(r, expected, atol=1e-8)
+
+
+def test_rnea_ros_observe_builds_the_node_model_from_identify_params(tmp_path, capsys):
+    """PARAMS.yaml of `rnea-ros identify` (under /**): law, Fv-, Fs-, Stribeck and offsets apply.
+
+    Efforts of a recording made by a model with every friction term (tanh law, direction-
+    dependent viscous and Coulomb friction, Stribeck, offsets) give external torques of ~0 in
+    `rnea-ros observe` with that file, and a model equal to the one the node builds from it.
+    Reading only friction_viscous / friction_coulomb / armature (as before) left newton-metres.
+    """
+    import json
+    from types import SimpleNamespace
+    import yaml
+    from rnea_ros import inverse_dynamics_batch, RobotModel
+    from rnea_ros.analysis.analyze import write_joint_states
+    from rnea_ros.analysis.cli import main
+    from rnea_ros.analysis.observe import observe, read_params
+    from rnea_ros.analysis.output import node_parameters
+    from rnea_ros.core.urdf import read_urdf
+    from rnea_ros.node.params import node_config
+    from rnea_ros.node.runtime import load_model
+    from observer_sim import PANDA
+    plain = RobotModel.from_urdf_file(PANDA)
+    names, n = plain.joint_names, plain.nv
+    rng = np.random.default_rng(3)
+
+    def per_joint(low, high):
+        return dict(zip(names, rng.uniform(low, high, n).tolist()))
+
+    terms = {'friction_viscous': per_joint(0.5, 1.5),
+             'friction_viscous_negative': per_joint(1.5, 3.0),
+             'friction_coulomb': per_joint(0.5, 1.0), 'friction_coulomb_negative': per_joint(1, 2),
+             'friction_stribeck': per_joint(0.3, 0.6), 'effort_offset': per_joint(-0.5, 0.5),
+             'armature': per_joint(0.01, 0.1), 'friction_law': 'tanh', 'coulomb_band': 0.05,
+             'stribeck_velocity': 0.2}
+    truth = RobotModel.from_urdf_file(PANDA, **terms)
+    identified = SimpleNamespace(model_options=lambda model: truth.joint_term_options())
+    params = tmp_path / 'PARAMS.yaml'
+    params.write_text(node_parameters(truth, identified))
+    assert list(yaml.safe_load(params.read_text())) == ['/**']
+    t = np.arange(1000) * 1e-3                  # 1 s at 1 kHz, every joint reversing
+    w, phase = 2 * np.pi * rng.uniform(0.8, 1.5, n), rng.uniform(0, 2 * np.pi, n)
+    Q = 0.3 * np.sin(w * t[:, None] + phase)
+    QD = 0.3 * w * np.cos(w * t[:, None] + phase)
+    QDD = -0.3 * w ** 2 * np.sin(w * t[:, None] + phase)
+    E = inverse_dynamics_batch(truth, Q, QD, QDD)
+    bag = str(tmp_path / 'bag')
+    write_joint_states(bag, t + 10.0, list(names), Q, QD, E)
+
+    assert main(['observe', bag, '--urdf', PANDA, '--params', str(params), '--json']) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out['used'] == t.size
+    assert max(j['max'] for j in out['joints'].values()) < 0.01       # N m, of ~2 N m friction
+    cfg = node_config(read_params(str(params)))
+    node = load_model('file', PANDA, cfg)
+    offline = observe(read_urdf(PANDA), t, list(names), Q, QD, E, read_params(str(params)))
+    np.testing.assert_array_equal(offline['model'].friction_table, node.friction_table)
+    np.testing.assert_array_equal(offline['model'].friction_table, truth.friction_table)
+    assert offline['model'].friction_law == 'tanh' == node.friction_law
+
+    legacy = {k: [terms[k][j] for j in names] for k in ('friction_viscous', 'friction_coulomb',
+                                                        'armature')}
+    partial = observe(read_urdf(PANDA), t, list(names), Q, QD, E, legacy)
+    assert partial['max'].max() > 0.5               # what the old reading left unexplained
+
+
+@pytest.mark.parametrize('floating', [False, True])
+def test_model_terms_kernel_equals_mass_matrix_gravity_and_coriolis(floating):
+    """One call: p = M qd (rotor inertia too), g, C and beta = C^T qd - g, as the library's."""
+    from observer_sim import PANDA
+    from rnea_ros import coriolis_matrix, mass_matrix, RobotModel
+    from rnea_ros.core.kernels.observer import model_terms, TERMS_P
+    from rnea_ros.core.layout import STATUS_BAD_Q
+    model = RobotModel.from_urdf_file(PANDA, floating_base=floating,
+                                      armature={'panda_joint2': 0.3})
+    rng = np.random.default_rng(4)
+    q = rng.uniform(-1.0, 1.0, model.nq)
+    if floating:
+        q[3:7] /= np.linalg.norm(q[3:7])
+    qd = rng.normal(size=model.nv)
+    ws_p, ws_g, ws_c = (model.create_workspace() for _ in range(3))
+    ws_p.a0[:] = 0.0
+    ws_g.a0[:] = 0.0
+    ws_g.a0[2] = 9.81
+    n = model.nv
+    C, g, p, beta = np.zeros((n, n)), np.zeros(n), np.zeros(n), np.zeros(n)
+    armature = np.zeros(n)
+    armature[n - model.njoints:] = model.armature
+    zero = np.zeros(n)
+    assert model_terms(model.kernel_model, ws_p.buffer, ws_g.buffer, ws_c.buffer, q, qd, zero,
+                       C, g, armature, p, beta) == 0
+    np.testing.assert_allclose(p, mass_matrix(model, q) @ qd, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(g, gravity_torques(model, q), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(C, coriolis_matrix(model, q, qd), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(beta, C.T @ qd - g, rtol=1e-10, atol=1e-10)
+    q[-1] = np.nan
+    assert model_terms(model.kernel_model, ws_p.buffer, ws_g.buffer, ws_c.buffer, q, qd, zero,
+                       C, g, armature, p, beta) == TERMS_P + STATUS_BAD_Q
+
+
+@pytest.mark.parametrize('law', ['linear', 'tanh'])
+def test_friction_kernel_equals_joint_friction(law):
+    """subtract_friction = joint_friction: both directions, Stribeck, offsets, at and near 0."""
+    from observer_sim import PANDA
+    from rnea_ros import RobotModel
+    from rnea_ros.core.dynamics import joint_friction
+    from rnea_ros.core.kernels.observer import subtract_friction
+    plain = RobotModel.from_urdf_file(PANDA, floating_base=True)
+    rng = np.random.default_rng(5)
+
+    def per_joint():
+        return dict(zip(plain.joint_names, rng.uniform(0.1, 2.0, plain.njoints).tolist()))
+    model = RobotModel.from_urdf_file(
+        PANDA, floating_base=True, friction_law=law, coulomb_band=0.05, stribeck_velocity=0.2,
+        friction_viscous=per_joint(), friction_viscous_negative=per_joint(),
+        friction_coulomb=per_joint(), friction_coulomb_negative=per_joint(),
+        friction_stribeck=per_joint(), effort_offset=per_joint())
+    table = np.array(model.friction_table)          # a writable copy (the kernel signature)
+    for scale in (0.01, 0.1, 1.0, 5.0):
+        qd = rng.normal(scale=scale, size=model.nv)
+        qd[-1] = 0.0
+        beta = rng.normal(size=model.nv)
+        expected = beta - joint_friction(model, qd)
+        assert subtract_friction(table, qd, 6, model.coulomb_band, law == 'tanh',
+                                 model.stribeck_velocity, beta) == 0
+        np.testing.assert_allclose(beta, expected, rtol=1e-13, atol=1e-13)

@@ -100,6 +100,35 @@ def test_external_torques_and_wrench_equal_the_library_with_the_input_stamps(mak
     assert max(diagnosed()) == pytest.approx(largest, rel=1e-3)
 
 
+@pytest.mark.parametrize('rate', [0.0, 2.0])
+def test_external_wrench_is_sent_at_its_rate_and_the_torques_every_cycle(make, panda, rate):
+    """external_wrench_rate: 0 sends a wrench for every input, 2 Hz one per 0.5 s (steady clock).
+
+    The external torques go out for every input either way, and each wrench is the one of the
+    external torques of its own input (stamp).
+    """
+    import time
+    h = make(mode='gravity_compensation', observer_enabled=True, observer_gains=[GAIN],
+             external_wrench_frame='panda_hand', external_wrench_rate=rate)
+    w = Watch(h)
+    _, effort = _held(panda, Q)
+    start = time.monotonic()
+    for _ in range(12):
+        w.send(Q, effort)
+    elapsed = time.monotonic() - start
+    assert all(w.torque(k) is not None for k in range(1, 13))
+    if rate == 0.0:
+        h.spin_until(lambda: len(w.wrenches) == 12)
+    else:
+        h.spin_for(0.05)
+        assert 1 <= len(w.wrenches) <= 1 + elapsed * rate
+    for msg in w.wrenches:
+        k = msg.header.stamp.nanosec // 1_000_000
+        f, m = msg.wrench.force, msg.wrench.torque
+        np.testing.assert_allclose([f.x, f.y, f.z, m.x, m.y, m.z],
+                                   WRENCH * (1 - np.exp(-GAIN * 0.001 * (k - 1))), atol=1e-6)
+
+
 def test_bad_efforts_suspend_the_observer_publish_nothing_and_say_why(make, panda):
     """NaN, missing and partial efforts: no ~/external_torques for them, diagnostics explain."""
     h = make(mode='gravity_compensation', observer_enabled=True)

@@ -11,11 +11,14 @@ thresholds would have raised (time, joints) and a threshold suggestion: ``margin
 lowest threshold without a false alarm.
 
 ``--params`` takes the node's parameter file (``params_file:=``, or the PARAMS.yaml of
-``rnea-ros identify``): its ``friction_joints``, ``friction_viscous``, ``friction_coulomb``
-and ``armature`` build the model with the node's friction and rotor inertia, and its
-``observer_gains``, ``observer_effort_sampling``, ``observer_max_gap``,
-``collision_thresholds``, ``collision_hysteresis``, ``collision_min_duration`` and ``gravity``
-are the defaults of the options.  ``--out DIR``
+``rnea-ros identify``, under ``/**``): the model is built from it exactly as the node builds
+its own (:func:`rnea_ros.node.params.node_model`: friction law, positive and negative viscous
+and Coulomb terms, Stribeck, ``effort_offset``, armature, ``use_urdf_friction``, a configured
+payload; the values normalised and checked as the node does), and its ``observer_gains``,
+``observer_effort_sampling``, ``observer_max_gap``, ``collision_thresholds``,
+``collision_hysteresis``, ``collision_min_duration`` and ``gravity`` are the defaults of the
+options.  The base is fixed (a recording of joint states has no base state), whatever
+``floating_base`` says.  ``--out DIR``
 writes ``external_torques.png`` (r(t) per joint with thresholds and collisions).
 """
 
@@ -25,77 +28,66 @@ import os
 import numpy as np
 
 from rnea_ros.analysis.analyze import model_order, read_joint_states, smoothed_derivative
-from rnea_ros.core.model import RobotModel
-from rnea_ros.core.observer import DEFAULT_GAIN, DEFAULT_MAX_GAP, observe_recording
-from rnea_ros.core.urdf import read_urdf
+from rnea_ros.core.observer import observe_recording
+from rnea_ros.core.urdf import parse_urdf, read_urdf
+from rnea_ros.node.params import node_config, node_model, SPECS
 
-_MODEL_KEYS = ('friction_viscous', 'friction_coulomb', 'armature')
+NODE = 'rnea'           # the node's name: sections of a parameter file that apply to it
 
 
-def read_params(path):
-    """Return the ``ros__parameters`` of the first node in a ROS 2 parameter YAML file."""
+def read_params(path, node=NODE):
+    """Return the ``ros__parameters`` a node named ``node`` gets from a parameter YAML file.
+
+    The sections ``/**`` and those naming the node (``rnea``, ``/rnea``, ``/left/rnea``,
+    ``/**/rnea``) are merged in file order (a later one wins); a file with none of them gives
+    its first section.
+    """
     import yaml
     try:
         with open(path, encoding='utf-8') as f:
             data = yaml.safe_load(f)
     except yaml.YAMLError as exc:
         raise ValueError(f'{path}: not YAML: {exc}') from None
-    if isinstance(data, dict):
-        for value in data.values():
-            if isinstance(value, dict) and isinstance(value.get('ros__parameters'), dict):
-                return value['ros__parameters']
-    raise ValueError(f'{path}: no <node>: ros__parameters: mapping')
-
-
-def model_options(params, joint_names):
-    """Return RobotModel options {friction_viscous: {joint: value}, ...} from node parameters.
-
-    The arrays follow ``friction_joints`` (or all model joints): one value for all or one per
-    name, as the node reads them.
-    """
-    names = list(params.get('friction_joints') or joint_names)
-    unknown = [n for n in names if n not in joint_names]
-    if unknown:
-        raise ValueError(f'friction_joints names joints the model lacks: {unknown}')
-    options = {}
-    for key in _MODEL_KEYS:
-        values = params.get(key) or []
-        if not values:
-            continue
-        if len(values) not in (1, len(names)):
-            raise ValueError(f'{key} has {len(values)} values for {len(names)} joints')
-        values = [float(v) for v in values] * (len(names) if len(values) == 1 else 1)
-        options[key] = dict(zip(names, values))
-    if params.get('use_urdf_friction'):
-        options['friction_from_urdf'] = True
-    return options
+    sections = [(str(key), value['ros__parameters']) for key, value in
+                (data.items() if isinstance(data, dict) else ())
+                if isinstance(value, dict) and isinstance(value.get('ros__parameters'), dict)]
+    if not sections:
+        raise ValueError(f'{path}: no <node>: ros__parameters: mapping')
+    ours = [values for key, values in sections
+            if key == '/**' or key.lstrip('/').split('/')[-1] == node]
+    params = {}
+    for values in ours or sections[:1]:
+        params.update(values)
+    return params
 
 
 def observe(urdf_xml, t, names, Q, QD, E, params=None, gains=None, thresholds=None,
             hysteresis=None, min_duration=None, margin=1.5, effort_sampling=None):
     """Run the observer over arrays in bag order ``names``; return a dict of results.
 
-    Arguments left None come from ``params`` (node parameters), then the node's defaults.
+    ``params``: the node's parameters (a parameter file's values, :func:`read_params`): the
+    model is the node's (:func:`rnea_ros.node.params.node_model`, fixed base) and arguments
+    left None take the node's values (its defaults where ``params`` says nothing).  ValueError
+    (a :class:`rnea_ros.node.params.ParameterError`) names an invalid parameter.
     """
-    params = params or {}
+    cfg = node_config(params or {})
     if E is None:
         raise ValueError('the joint states carry no efforts: the observer needs them')
-    plain = RobotModel.from_urdf_string(urdf_xml)
-    model = RobotModel.from_urdf_string(urdf_xml, **model_options(params, plain.joint_names))
+    model = node_model(parse_urdf(urdf_xml), dict(cfg, floating_base=False))
     cols = model_order(names, model)
     Q, E = Q[:, cols], E[:, cols]
     QD = smoothed_derivative(t, Q) if QD is None else QD[:, cols]
-    gains = gains if gains is not None else (params.get('observer_gains') or [DEFAULT_GAIN])
+    gains = cfg['observer_gains'] if gains is None else gains
     if thresholds is None:
-        thresholds = params.get('collision_thresholds') or None
-    hysteresis = params.get('collision_hysteresis', 0.2) if hysteresis is None else hysteresis
+        thresholds = cfg['collision_thresholds'] or None
+    hysteresis = cfg['collision_hysteresis'] if hysteresis is None else hysteresis
     if min_duration is None:
-        min_duration = params.get('collision_min_duration', 0.005)
-    sampling = effort_sampling or params.get('observer_effort_sampling', 'instant')
+        min_duration = cfg['collision_min_duration']
+    sampling = effort_sampling or cfg['observer_effort_sampling']
     result = observe_recording(model, t, Q, QD, E, gains=gains, thresholds=thresholds,
                                hysteresis=hysteresis, min_duration=min_duration,
-                               gravity=params.get('gravity'), effort_sampling=sampling,
-                               max_gap=params.get('observer_max_gap', DEFAULT_MAX_GAP))
+                               gravity=cfg['gravity'], effort_sampling=sampling,
+                               max_gap=cfg['observer_max_gap'])
     R = result['r']
     used = np.isfinite(R).all(axis=1)
     A = np.abs(R[used]) if used.any() else np.zeros((1, model.nv))
@@ -187,7 +179,7 @@ def add_arguments(parser):
     parser.add_argument('--params', help="the node's parameter YAML (friction, armature, "
                         'observer settings)')
     parser.add_argument('--gains', nargs='+', type=float, help='K in 1/s: 1 value or 1 per '
-                        f'joint (default: --params, else {DEFAULT_GAIN:g})')
+                        f"joint (default: --params, else {SPECS['observer_gains'].default[0]:g})")
     parser.add_argument('--thresholds', nargs='+', type=float,
                         help='collision thresholds in N m or N: 1 value or 1 per joint')
     parser.add_argument('--effort-sampling', choices=('instant', 'held'),

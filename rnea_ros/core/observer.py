@@ -14,7 +14,8 @@ and the residual
 obeys ``rdot = K (tau_ext - r)``: per joint a first-order low-pass filter of the external
 torque with gain (bandwidth) K_j in 1/s, without the joint accelerations.  ``tau_m`` is the
 measured joint effort, ``tau_f`` the model's friction (:func:`rnea_ros.core.dynamics.
-joint_friction`, the one definition), ``C`` the Christoffel Coriolis matrix
+joint_friction`, the one definition, here by the kernel
+:func:`rnea_ros.core.kernels.observer.subtract_friction`), ``C`` the Christoffel Coriolis matrix
 (:func:`rnea_ros.coriolis_matrix`), ``g`` the gravity torques; ``M`` includes the rotor inertia.
 
 **Discrete time** (irregular sampling).  Between two samples ``k-1`` and ``k`` (step ``h``) the
@@ -59,11 +60,10 @@ import math
 
 import numpy as np
 
-from rnea_ros.core import kernels
 from rnea_ros.core.checks import gravity_acceleration
-from rnea_ros.core.dynamics import joint_friction
-from rnea_ros.core.kernels.observer import (damped_least_squares, exceed, momentum_and_beta,
-                                            residual_step)
+from rnea_ros.core.kernels.observer import (damped_least_squares, exceed, model_terms,
+                                            residual_step, subtract_friction, TERMS_BETA,
+                                            TERMS_C, TERMS_G, TERMS_P)
 from rnea_ros.core.kernels.vectors import scatter_bounded
 from rnea_ros.core.layout import STATUS_BAD_Q, STATUS_BAD_QDD
 
@@ -82,8 +82,10 @@ class MomentumObserver:
     the model's joint friction (``joint_friction``).  ``max_gap``: the longest step (s) the
     observer bridges; longer gaps restart it.
 
-    Per update the cost is two RNEA kernel runs (p = M qd and g), the Coriolis matrix kernel
-    and the friction; every buffer is allocated here, once.
+    Per update the cost is one kernel call for the model terms (two RNEA runs for p = M qd and
+    g, the Coriolis matrix, beta: :func:`rnea_ros.core.kernels.observer.model_terms`), the
+    friction when the model has any, and one for the residual step; every buffer is allocated
+    here, once.
     """
 
     def __init__(self, model, gains=DEFAULT_GAIN, gravity=None, friction=True,
@@ -100,6 +102,9 @@ class MomentumObserver:
             raise ValueError(f'max_gap must be a positive number of seconds, got {max_gap!r}')
         self.max_gap = float(max_gap)
         self.friction = bool(friction)
+        self._has_friction = model.has_joint_terms
+        self._friction_table = np.array(model.friction_table, dtype=np.float64)  # writable
+        self._tanh = model.friction_law == 'tanh'
         n = self.nv
         self._ws_g = model.create_workspace()       # a_0 = -gravity
         gravity_acceleration(gravity, None, self._ws_g.a0)
@@ -161,24 +166,27 @@ class MomentumObserver:
     def _momentum_and_beta(self, q, qd):
         """Write p = M qd and the model part of beta, C^T qd - g - tau_f; return an error."""
         model = self.model
-        status = kernels.rnea(model.kernel_model, self._ws_p.buffer, q, self._zero, qd, self._p)
-        if status in (STATUS_BAD_Q, STATUS_BAD_QDD):      # the kernel checks q and (as qdd) qd
-            return 'positions or velocities not finite'
+        # One kernel call: the RNEA kernels (p, g) and the one of rnea_ros.coriolis_matrix.
+        status = model_terms(model.kernel_model, self._ws_p.buffer, self._ws_g.buffer,
+                             self._ws_c.buffer, q, qd, self._zero, self._C, self._g,
+                             self._armature, self._p, self._beta)
         if status:
-            return 'the state overflows the model (p = M qd)'
-        if kernels.rnea(model.kernel_model, self._ws_g.buffer, q, self._zero, self._zero,
-                        self._g):
-            return 'the state overflows the model (g)'
-        # The kernel of rnea_ros.coriolis_matrix, into the observer's own matrix.
-        if kernels.coriolis(model.kernel_model, self._ws_c.buffer, q, qd, self._C):
-            return 'the state overflows the model (C)'
-        if momentum_and_beta(self._C, qd, self._g, self._armature, self._p, self._beta):
-            return 'the model terms are not finite for this state'
-        if self.friction and model.has_joint_terms:
-            self._beta -= joint_friction(model, qd)
-            if not np.isfinite(self._beta).all():
-                return 'the joint friction is not finite for this state'
+            return self._terms_error(status)
+        if self.friction and self._has_friction and subtract_friction(
+                self._friction_table, qd, self.offset, model.coulomb_band, self._tanh,
+                model.stribeck_velocity, self._beta):
+            return 'the joint friction is not finite for this state'
         return ''
+
+    @staticmethod
+    def _terms_error(status):
+        """Return the reason for a :func:`model_terms` status."""
+        if status in (TERMS_P + STATUS_BAD_Q, TERMS_P + STATUS_BAD_QDD):   # q, qd (as qdd)
+            return 'positions or velocities not finite'
+        if status >= TERMS_BETA:
+            return 'the model terms are not finite for this state'
+        which = 'C' if status >= TERMS_C else 'g' if status >= TERMS_G else 'p = M qd'
+        return f'the state overflows the model ({which})'
 
     def update(self, t, q, qd, tau_m):
         """Use one sample; return r (external torques, nv, valid until the next update) or None.

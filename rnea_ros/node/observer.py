@@ -8,11 +8,18 @@ carries measured efforts for every model joint, and publishes (stamp = the input
   external joint torques r (N m or N), position and velocity the measured ones;
 - ``~/external_wrench`` (geometry_msgs/WrenchStamped, frame_id = ``external_wrench_frame``):
   the wrench of the environment on that link, in the link frame about its origin, from
-  r = J^T F (damped least squares, :func:`rnea_ros.core.observer.external_wrench`);
+  r = J^T F (damped least squares, :func:`rnea_ros.core.observer.external_wrench`), computed
+  and sent at ``external_wrench_rate`` while the topic has subscribers;
 - ``~/collision`` (diagnostic_msgs/DiagnosticStatus, reliable): one message when a collision
   starts (level ERROR, ``message`` names the joints) and one when it ends (level OK); values:
   ``event`` (collision | clear), ``joints``, ``stamp`` (s, of the joint state), ``start``,
   ``peak/<joint>`` (N m or N), ``reaction``.
+
+Both topics are sent only while they have subscribers (counted every 0.5 s).  All of it runs
+after the cycle's efforts (and commands) are out, so that it does not add to
+their latency: the efforts of the joint state are only kept by reference when it arrives and
+read into a preallocated buffer afterwards; both output messages stay serialized
+(:mod:`rnea_ros.node.bookkeeping.wire`).
 
 A message whose efforts are missing, partial or not finite suspends the observer (nothing is
 published; diagnostics and a throttled log line say why); a short gap is bridged, a longer one
@@ -33,12 +40,11 @@ from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rnea_ros.core.observer import CollisionDetector, MomentumObserver, WrenchEstimator
 from rnea_ros.node.bookkeeping import wire
-from rnea_ros.node.observer_params import (check_observer_value, DYNAMIC_TYPING, NAMES,
-                                           reaction)
+from rnea_ros.node.observer_params import check_observer_value, NAMES
 from sensor_msgs.msg import JointState
 
 _EVENT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-_SUBSCRIBER_POLL = 0.5          # s between checks of ~/external_wrench's subscriber count
+_SUBSCRIBER_POLL = 0.5          # s between checks of the subscriber counts of the outputs
 
 
 class NodeObserver:
@@ -67,8 +73,12 @@ class NodeObserver:
         self.hold_q = None
         self.collision = ''
         self.peak = self.trough = np.zeros(0)
-        self.wrench_wanted = False
-        self.wrench_poll = -math.inf
+        self.wrench_wanted = self.torques_wanted = False
+        self.poll = -math.inf           # steady-clock time of the last subscriber count
+        self.wrench_period = 0.0
+        self.wrench_due = -math.inf     # steady-clock time of the next ~/external_wrench
+        self.msg = None                 # the joint state of this cycle (its efforts unread)
+        self._effort = np.zeros(0)
 
     # -- settings ---------------------------------------------------------------------------
 
@@ -106,18 +116,26 @@ class NodeObserver:
                 self.node._log.error(f'no ~/external_wrench: {exc}')
                 self.frame = ''
         self.wrench_out = wire.wrench_output(WrenchStamped, self.frame) if self.frame else None
+        rate = cfg['external_wrench_rate']
+        self.wrench_period = 1.0 / rate if rate > 0.0 else 0.0
+        self.wrench_due = -math.inf
         self.torques_out = wire.joint_state_output(JointState, model.joint_names)
         self.torques_views = tuple(self.torques_out.views[k]
                                    for k in ('position', 'velocity', 'effort'))
         self.peak, self.trough = np.zeros(model.njoints), np.zeros(model.njoints)
+        self._effort = np.zeros(model.njoints)
         self.status = 'waiting for efforts'
         self.reason = ''
 
     # -- inputs -----------------------------------------------------------------------------
 
     def take_efforts(self, msg, joint_names):
-        """Keep the measured efforts of a joint state (model order), or why they are unusable."""
-        self.fresh = True
+        """Read the measured efforts of a joint state (model order), or why they are unusable.
+
+        Into a buffer of the observer (valid until the next call); the index of the names is
+        rebuilt only when the names change (the joint-state reader hands the same list while
+        they repeat).
+        """
         self.effort = None
         n = len(msg.effort)
         if not n:
@@ -126,7 +144,11 @@ class NodeObserver:
         if n != len(msg.name):
             self.effort_error = f'joint_states have {len(msg.name)} names but {n} efforts'
             return
-        names = tuple(msg.name)
+        if msg.name is self._name_list and joint_names is self._joint_names:
+            names = self.names
+        else:
+            names = tuple(msg.name)
+            self._name_list = msg.name
         if names != self.names or joint_names is not self._joint_names:
             index = {name: i for i, name in enumerate(names)}
             self.names, self._joint_names = names, joint_names
@@ -140,21 +162,22 @@ class NodeObserver:
                                  if len(self._missing) > 5 else
                                  f'partial efforts: joint_states lack {self._missing}')
             return
-        self.effort = np.asarray(msg.effort, dtype=float)[self.index]
+        if self._effort.shape != self.index.shape:
+            self._effort = np.zeros(self.index.shape)
+        try:
+            self.effort = np.take(msg.effort, self.index, out=self._effort)
+        except (TypeError, ValueError):
+            self.effort_error = 'joint_states efforts are not numbers'
+            return
         self.effort_error = ''
 
     _joint_names = None
+    _name_list = None
     _missing = ()
 
 
 class ObserverMixin:
     """The node's hooks: declaration, efforts, cycle, reaction, parameters, diagnostics."""
-
-    def declare_parameter(self, name, value=None, descriptor=None, ignore_override=False):
-        """Declare ``collision_reaction`` with dynamic typing (YAML's bare off is false)."""
-        if name in DYNAMIC_TYPING and descriptor is not None:
-            descriptor.dynamic_typing = True
-        return super().declare_parameter(name, value, descriptor, ignore_override)
 
     def _observer_setup(self):
         """Create the observer's publishers and parameter callbacks (in __init__)."""
@@ -163,10 +186,10 @@ class ObserverMixin:
         self.add_post_set_parameters_callback(self._observer_changed)
 
     def _observer_take(self, msg):
-        """Keep the efforts of a joint state message for the next cycle."""
+        """Keep the joint state message: its efforts are read after the efforts are out."""
         obs = self._observer
         if self._cfg['observer_enabled'] and self._rt is not None:
-            obs.take_efforts(msg, self._rt.model.joint_names)
+            obs.msg, obs.fresh = msg, True
 
     # -- parameters -------------------------------------------------------------------------
 
@@ -219,6 +242,8 @@ class ObserverMixin:
         if obs.observer is None or not obs.fresh:
             return
         obs.fresh = False
+        msg, obs.msg = obs.msg, None
+        obs.take_efforts(msg, rt.model.joint_names)
         stamp = self._stamp
         t = stamp.sec + 1e-9 * stamp.nanosec
         if t <= 0.0:
@@ -240,14 +265,19 @@ class ObserverMixin:
         joints = r[rt.offset_v:]
         np.maximum(obs.peak, joints, out=obs.peak)          # largest |r| of the period
         np.minimum(obs.trough, joints, out=obs.trough)
-        out = obs.torques_out
-        position, velocity, effort = obs.torques_views
-        position[:] = rt.q_j
-        velocity[:] = rt.qd_j
-        effort[:] = joints                      # finite: the observer checked it
-        out.stamp(stamp)
-        obs.torques_pub.publish(out.message())
-        if obs.frame:
+        if now - obs.poll > _SUBSCRIBER_POLL:      # outputs nobody reads cost nothing
+            obs.poll = now
+            obs.torques_wanted = obs.torques_pub.get_subscription_count() > 0
+            obs.wrench_wanted = obs.wrench_pub.get_subscription_count() > 0
+        if obs.torques_wanted:
+            out = obs.torques_out
+            position, velocity, effort = obs.torques_views
+            position[:] = rt.q_j
+            velocity[:] = rt.qd_j
+            effort[:] = joints                      # finite: the observer checked it
+            out.stamp(stamp)
+            obs.torques_pub.publish(out.message())
+        if obs.frame and now >= obs.wrench_due:
             self._publish_external_wrench(rt, r, stamp, now)
         if obs.detector is not None:
             event = obs.detector.update(t, joints)
@@ -255,10 +285,11 @@ class ObserverMixin:
                 self._on_collision_event(rt, event, stamp)
 
     def _publish_external_wrench(self, rt, r, stamp, now):
+        """Compute and send the wrench of this cycle (due at ``external_wrench_rate``)."""
         obs = self._observer
-        if now - obs.wrench_poll > _SUBSCRIBER_POLL:
-            obs.wrench_poll = now
-            obs.wrench_wanted = obs.wrench_pub.get_subscription_count() > 0
+        period = obs.wrench_period          # the next one a period later, none owed after a gap
+        obs.wrench_due = obs.wrench_due + period if now - obs.wrench_due < period else \
+            now + period
         if not obs.wrench_wanted:
             return
         try:
@@ -275,7 +306,7 @@ class ObserverMixin:
 
     def _on_collision_event(self, rt, event, stamp):
         obs = self._observer
-        mode = reaction(self._cfg['collision_reaction'])
+        mode = self._cfg['collision_reaction']
         start = event.kind == 'collision'
         text = event.describe()
         if start:
@@ -317,7 +348,7 @@ class ObserverMixin:
                   'max_external_torque': f'{largest:.4f}',
                   'collision': obs.collision or 'none',
                   'collision_reaction': (f'{obs.reaction} (latched)' if obs.reaction else
-                                         str(reaction(self._cfg['collision_reaction'])))}
+                                         self._cfg['collision_reaction'])}
         return values
 
 

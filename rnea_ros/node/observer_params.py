@@ -1,8 +1,9 @@
 """Node parameters of :mod:`rnea_ros.node.observer` (no ROS): momentum observer and collisions.
 
-:mod:`rnea_ros.node.params` adds these entries to the node's parameter table;
-:func:`check_observer_value` holds the checks the table cannot express (a reaction given as
-YAML's bare ``off``, the wrench frame against the model's links).
+:mod:`rnea_ros.node.params` adds these entries to the node's parameter table (whose
+``normalise`` reads YAML's bare ``off``, a boolean false, as the choice 'off' of
+``collision_reaction``); :func:`check_observer_value` holds the check the table cannot express
+(the wrench frame against the model's links).
 """
 
 REACTIONS = ('off', 'zero', 'hold', 'float')
@@ -46,14 +47,17 @@ PARAMETERS = (
           'What a collision does to command output until commands are re-enabled (enabled := '
           'true or ~/enable): off: nothing (events only); zero: one zero command, then none '
           '(enabled := false); hold: hold the position at the collision (computed torque with '
-          'kp, kd around it, zero velocity); float: gravity compensation only. A bare off in '
-          'YAML (boolean false) means off.',
-          constraints='one of: off, zero, hold, float (false = off)'),
+          'kp, kd around it, zero velocity); float: gravity compensation only.',
+          choices=REACTIONS),
     _spec('external_wrench_frame', 'string', '',
           'Link (any URDF link, also one merged over fixed joints, e.g. a tool frame) whose '
           'external wrench is published on ~/external_wrench: the wrench of the environment '
           'on that link, in the link frame about its origin, from r = J^T F. '
           "'': no wrench."),
+    _spec('external_wrench_rate', 'double', 100.0,
+          'Rate in Hz at which ~/external_wrench is computed and sent (while it has '
+          'subscribers), from the external torques of that cycle; 0: every cycle. The '
+          'external torques are sent every cycle.', low=0.0, high=10000.0),
     _spec('external_wrench_damping', 'double', 0.05,
           'Damping of the least squares r = J^T F near singularities: exact while the smallest '
           'singular value of J exceeds it, the gain is bounded by 1/damping inside.',
@@ -61,14 +65,6 @@ PARAMETERS = (
 )
 PER_JOINT_PARAMETERS = ('observer_gains', 'collision_thresholds')
 NAMES = tuple(entry['name'] for entry in PARAMETERS)
-DYNAMIC_TYPING = ('collision_reaction',)      # YAML and `ros2 param set` read off as false
-
-
-def reaction(value):
-    """Return the reaction a parameter value names ('off' for false), or None if invalid."""
-    if value is False:
-        return 'off'
-    return value if isinstance(value, str) and value in REACTIONS else None
 
 
 def check_observer_value(name, value, link_names=None):
@@ -76,9 +72,6 @@ def check_observer_value(name, value, link_names=None):
 
     ``link_names``: the current model's links (None: no model yet, frame not checked).
     """
-    if name == 'collision_reaction' and reaction(value) is None:
-        return (f'collision_reaction must be one of {list(REACTIONS)} (false = off), got '
-                f'{value!r}')
     if name == 'external_wrench_frame' and value and link_names is not None and \
             value not in link_names:
         return (f'external_wrench_frame {value!r} is not a link of the model; links: '

@@ -425,6 +425,48 @@ def joint_coefficients(cfg, joint_names):
     return options
 
 
+def node_config(values):
+    """Return the node's configuration: each parameter's default, overridden by ``values``.
+
+    ``values`` maps parameter names to values as a parameter file gives them (typed as YAML
+    reads them); each is normalised and checked as the node does it (:func:`check_value`), and
+    :class:`ParameterError` names the first invalid one.  Names outside the table are ignored
+    (the node has no such parameter).
+    """
+    cfg = {spec.name: list(spec.default) if isinstance(spec.default, list) else spec.default
+           for spec in PARAMETERS}
+    for name, value in values.items():
+        if name not in SPECS:
+            continue
+        error = check_value(name, value)
+        if error:
+            raise ParameterError(error)
+        cfg[name] = normalise(name, value)[0]
+    return cfg
+
+
+def node_model(description, cfg):
+    """Return the node's model of a parsed description: friction, armature, offsets, payload.
+
+    ``description``: (name, links, joints) from :func:`rnea_ros.core.urdf.parse_urdf`;
+    ``cfg``: the node's configuration (:func:`node_config`).  The one way the node turns its
+    parameters into a :class:`~rnea_ros.core.model.RobotModel` (the friction law and its
+    coefficients by :func:`joint_coefficients`, the payload by
+    :func:`rnea_ros.node.monitor_params.attach_payload`), used offline too.  ParameterError
+    when the coefficient arrays do not fit the model's joints; ValueError from the core when
+    the description is unusable.
+    """
+    from rnea_ros.core.model import RobotModel
+    name, links, joints = description
+    floating = cfg['floating_base']
+    model = RobotModel.from_specs(links, joints, floating_base=floating, name=name)
+    options = joint_coefficients(cfg, model.joint_names)
+    if options or cfg['use_urdf_friction']:
+        model = RobotModel.from_specs(links, joints, floating_base=floating, name=name,
+                                      friction_from_urdf=cfg['use_urdf_friction'], **options)
+    return monitor_params.attach_payload(model, cfg, description, False)
+
+
 def needs_rebuild(changes, cfg):
     """Return whether parameter ``changes`` (merged into ``cfg``) require a new model."""
     if any(name in changes for name in MODEL_PARAMETERS):

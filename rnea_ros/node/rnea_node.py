@@ -130,9 +130,9 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
         self._create_interfaces()
         from rnea_ros.node.monitor import ModelMonitor      # ~/effort_residual, ~/contact, payload
         self._monitor = ModelMonitor(self)
+        self._observer_setup()      # ~/external_torques, ~/external_wrench, ~/collision
         from rnea_ros.node.payload_estimation import PayloadEstimation   # ~/estimate_payload
         self._payload_estimation = PayloadEstimation(self)
-        self._observer_setup()      # ~/external_torques, ~/external_wrench, ~/collision
         self._applying = True
         if self._configured and self._description_source():
             self._reload_model()        # a description parameter that fails: error at start-up
@@ -452,9 +452,9 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
         self._check_limits(rt)
         now = time.monotonic()
         self._monitor.take_efforts(msg, rt.model.joint_names)
+        self._observer_take(msg)
         if self._payload_estimation.running:
             self._payload_estimation.take(msg, rt)
-        self._observer_take(msg)
         self._last_joint_state = now
         self._stamp = stamp
         if self._stale:

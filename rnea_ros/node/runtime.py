@@ -13,13 +13,12 @@ from geometry_msgs.msg import WrenchStamped
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.parameter import Parameter
-from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
+from rnea_ros import inverse_dynamics, reaction_wrenches
 from rnea_ros.core.urdf import parse_urdf, read_urdf_file
 from rnea_ros.node import bookkeeping as node_io
 from rnea_ros.node import checks as node_checks
 from rnea_ros.node import params as node_params
 from rnea_ros.node.bookkeeping import wire
-from rnea_ros.node.monitor_params import attach_payload
 from sensor_msgs.msg import JointState
 
 _TYPES = {
@@ -101,14 +100,7 @@ def load_model(label, text, cfg):
     rebuilt from the parsed records when friction or a payload needs the joint names first.
     """
     description = parse_urdf(read_urdf_file(text) if label.startswith('file') else text)
-    name, links, joints = description
-    floating = cfg['floating_base']
-    model = RobotModel.from_specs(links, joints, floating_base=floating, name=name)
-    options = node_params.joint_coefficients(cfg, model.joint_names)
-    if options or cfg['use_urdf_friction']:
-        model = RobotModel.from_specs(links, joints, floating_base=floating, name=name,
-                                      friction_from_urdf=cfg['use_urdf_friction'], **options)
-    return attach_payload(model, cfg, description, False)
+    return node_params.node_model(description, cfg)
 
 
 class ModelRuntime:

@@ -120,8 +120,11 @@ def build_mujoco_model(urdf_xml, base_dir=None, timestep=0.001, gravity=DEFAULT_
         joint.armature = (per_joint['armature'].get(joint.name, 0.0)
                           if isinstance(armature, dict) else armature)
         if joint.name in per_joint['damping']:
-            joint.damping = np.full_like(np.atleast_1d(joint.damping),
-                                         per_joint['damping'][joint.name])
+            # MuJoCo >= 3.4 holds [linear, polynomial...] coefficients: only the linear one
+            # is the viscous friction Fv (torque -Fv qd); the others stay 0.
+            coefficients = np.zeros_like(np.atleast_1d(joint.damping), dtype=float)
+            coefficients[0] = per_joint['damping'][joint.name]
+            joint.damping = coefficients
         if joint.name in per_joint['frictionloss']:
             joint.frictionloss = per_joint['frictionloss'][joint.name]
         if not limits:

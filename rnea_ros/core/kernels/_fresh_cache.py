@@ -3,7 +3,8 @@
 numba keys a cached kernel on the file that *defines* it (its content hash since numba 0.6x,
 its modification time before), not on the helpers it inlines from other files (numba issue
 #1833; "cache" in numba's jit documentation).  The kernels inline helpers and constants across
-``jit.py``, ``body.py``, ``rnea.py``, ``../layout.py`` and ``../joints.py``: a kernel loaded
+``jit.py``, ``body.py``, ``rnea.py``, ``../layout.py``, ``../joints.py`` and
+``../friction.py`` (its table columns): a kernel loaded
 from the cache after a helper changed would run the old helper (an old input check, an old
 workspace layout).  So at import this module hashes every source the kernels are built from
 and, when the hash differs from the one recorded in the cache directory, removes the kernels'
@@ -18,7 +19,8 @@ import os
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _SOURCES = ('jit.py', 'body.py', 'rnea.py', 'aba.py', 'regressor.py', 'coriolis.py',
             'kinematics.py', 'frame_acceleration.py', 'vectors.py', 'observer.py',
-            os.path.join('..', 'layout.py'), os.path.join('..', 'joints.py'))
+            os.path.join('..', 'layout.py'), os.path.join('..', 'joints.py'),
+            os.path.join('..', 'friction.py'))
 _STAMP = 'rnea_ros_kernel_sources.sha256'
 
 

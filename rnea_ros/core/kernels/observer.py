@@ -1,7 +1,9 @@
-"""The vector arithmetic of one momentum-observer step (:mod:`rnea_ros.core.observer`).
+"""The arithmetic of one momentum-observer step (:mod:`rnea_ros.core.observer`).
 
-Two calls instead of some twenty numpy calls on short vectors per sample; each kernel states its
-numpy form, which the tests compare it to.  They return 0, or 1 when a result is not finite.
+:func:`model_terms` computes every model term of a sample in one call (p = M qd, g, C and
+beta = C^T qd - g, by the RNEA and Coriolis kernels), :func:`residual_step` advances r: two calls
+instead of some twenty numpy calls on short vectors per sample.  Each kernel states its numpy
+form, which the tests compare it to.  They return 0, or 1 when a result is not finite.
 """
 
 import math
@@ -9,7 +11,13 @@ import math
 import numba
 from numba import types
 
+from rnea_ros.core.friction import FS_NEG, FS_POS, FV_NEG, FV_POS, FX, OFF
+from rnea_ros.core.kernels.coriolis import coriolis
 from rnea_ros.core.kernels.jit import MAT, OPTS, VEC
+from rnea_ros.core.kernels.rnea import rnea
+
+# model_terms: which kernel failed (added to its status).
+TERMS_P, TERMS_G, TERMS_C, TERMS_BETA = 1000, 2000, 3000, 4000
 
 
 @numba.njit(types.int64(MAT, VEC, VEC, VEC, VEC, VEC), **OPTS)
@@ -27,6 +35,62 @@ def momentum_and_beta(C, qd, g, armature, p, beta):
             s += C[i, j] * qd[i]
         beta[j] = s
         if not (math.isfinite(s) and math.isfinite(p[j])):
+            bad = 1
+    return bad
+
+
+@numba.njit(types.int64(VEC, VEC, VEC, VEC, VEC, VEC, VEC, MAT, VEC, VEC, VEC, VEC), **OPTS)
+def model_terms(model, ws_p, ws_g, ws_c, q, qd, zero, C, g, armature, p, beta):
+    """Write p = M(q) qd, g(q), C(q, qd) and beta = C^T qd - g in one call.
+
+    ``ws_p``: a workspace buffer with a_0 = 0 (RNEA(q, 0, qd) = M_rb qd), ``ws_g`` one with
+    a_0 = -gravity, ``ws_c`` any; ``zero`` nv zeros.  numpy form: ``p = M qd`` (rotor inertia
+    included), ``g = RNEA(q, 0, 0)``, ``C = coriolis_matrix(q, qd)``, ``beta = C.T @ qd - g``.
+    Returns 0, TERMS_P / TERMS_G / TERMS_C + the kernel's status, or TERMS_BETA when p or beta
+    is not finite.
+    """
+    status = rnea(model, ws_p, q, zero, qd, p)
+    if status:
+        return TERMS_P + status
+    status = rnea(model, ws_g, q, zero, zero, g)
+    if status:
+        return TERMS_G + status
+    status = coriolis(model, ws_c, q, qd, C)
+    if status:
+        return TERMS_C + status
+    if momentum_and_beta(C, qd, g, armature, p, beta):
+        return TERMS_BETA
+    return 0
+
+
+@numba.njit(types.int64(MAT, VEC, types.int64, types.float64, types.boolean, types.float64,
+                        VEC), **OPTS)
+def subtract_friction(table, qd, offset, band, tanh_law, stribeck_velocity, beta):
+    """Subtract the joint friction of :mod:`rnea_ros.core.friction` from beta[offset:].
+
+    Per joint j (velocity v = qd[offset + j], table row j): ``s = clip(v / band, -1, 1)`` (or
+    ``tanh(v / band)``), ``tau_f = Fv(v) v + (Fs(v) + Fx exp(-(v / v_st)^2)) s + off`` with the
+    coefficients of v's direction (qd > 0: the + ones).  numpy form: ``beta[offset:] -=
+    friction_effort(table, qd[offset:], band, law, stribeck_velocity)``.
+    """
+    bad = 0
+    for j in range(table.shape[0]):
+        v = qd[offset + j]
+        x = v / band
+        if tanh_law:
+            s = math.tanh(x)
+        else:
+            s = min(1.0, max(-1.0, x))
+        if v > 0.0:
+            fv, fs = table[j, FV_POS], table[j, FS_POS]
+        else:
+            fv, fs = table[j, FV_NEG], table[j, FS_NEG]
+        if table[j, FX] != 0.0:
+            y = v / stribeck_velocity
+            fs += table[j, FX] * math.exp(-y * y)
+        b = beta[offset + j] - (fv * v + fs * s + table[j, OFF])
+        beta[offset + j] = b
+        if not math.isfinite(b):
             bad = 1
     return bad
 
