@@ -245,3 +245,52 @@ def test_grasp_estimation_swing_is_wider_and_inside_the_limits():
     lower = np.array([joint.lower for joint in scenario.joints])
     upper = np.array([joint.upper for joint in scenario.joints])
     assert np.all(scenario.pose + 2 * wide <= upper) and np.all(scenario.pose + 2 * wide >= lower)
+
+
+def test_grasp_wrist_swings_out_of_phase_on_the_last_revolute_joints():
+    """The estimation motion's wrist frequencies go to joints 5-7 of the panda, not the fingers."""
+    from rnea_ros.sim.sim_launch import DemoScenario
+    scenario = DemoScenario()
+    grasp = scenes.default_scenes('panda_link7')[1]
+    frequencies = dict(zip(scenario.joint_names, grasp.frequencies(scenario.joints)))
+    wrist = ['panda_joint5', 'panda_joint6', 'panda_joint7']
+    assert [frequencies[name] for name in wrist] == list(grasp.wrist_frequencies)
+    others = [value for name, value in frequencies.items() if name not in wrist]
+    assert others == [grasp.frequency] * (len(JOINTS) - 3)
+    assert len(set(grasp.wrist_frequencies) | {grasp.frequency}) == 4
+
+
+def test_grasp_wrist_out_of_phase_makes_the_com_along_z_observable():
+    """Same swing, same effort noise: the out-of-phase wrist shrinks the COM-z sigma by > 1/3.
+
+    Efforts of the panda carrying the scene's payload (RNEA of the model with it, plus noise)
+    along the scene's 5 s of motion, estimated by the core estimator on the model without it.
+    """
+    from rnea_ros import inverse_dynamics
+    from rnea_ros.core.payload import model_with_payload, Payload
+    from rnea_ros.core.payload_estimation import estimate_payload
+    from rnea_ros.sim.sim_launch import DemoScenario, reference_amplitudes
+    from rnea_ros.sim.trajectories import sinusoid
+    scenario = DemoScenario()
+    grasp = scenes.default_scenes('panda_link7')[1]
+    xml = open(PANDA).read()
+    bare = model_with_payload(xml)
+    loaded = model_with_payload(xml, Payload(grasp.link, grasp.mass, grasp.com,
+                                             np.diag(grasp.inertia[:3])))
+    amplitude = reference_amplitudes(scenario.joints, scenario.pose, grasp.amplitude)
+    times = np.arange(0.8, 0.8 + grasp.motion_s, 0.01)
+
+    def com_sigma(frequency, seed=3):
+        rng = np.random.default_rng(seed)
+        Q, QD, QDD = zip(*[sinusoid(t, scenario.pose, amplitude, frequency) for t in times])
+        E = [inverse_dynamics(loaded, q, qd, qdd) + 0.05 * rng.standard_normal(len(q))
+             for q, qd, qdd in zip(Q, QD, QDD)]
+        estimate = estimate_payload(bare, grasp.link, np.array(Q), np.array(QD), np.array(QDD),
+                                    np.array(E), times, com_tolerance=1.0)
+        assert estimate.ok and abs(estimate.mass - grasp.mass) < 0.03 * grasp.mass
+        return np.asarray(estimate.com_sigma)
+
+    in_phase = com_sigma([grasp.frequency])
+    out_of_phase = com_sigma(grasp.frequencies(scenario.joints))
+    assert out_of_phase[2] < 2.0 / 3.0 * in_phase[2]
+    assert np.max(out_of_phase) < 1.1 * np.max(in_phase)

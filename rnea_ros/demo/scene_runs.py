@@ -9,9 +9,10 @@
 - ``push_nominal``: the same with the nominal URDF: its false alarms;
 - ``push_reaction``: a short run with the identified model and collision_reaction ``hold``;
 - ``grasp_unknown``: gravity compensation (identified) while a payload appears;
-- ``grasp_estimate``: tracking a slow sinusoid of wider swing (:attr:`GraspScene.amplitude`)
-  with the payload on; the demo calls ``~/estimate_payload`` and
-  commits the estimate with ``~/set_payload``, then reads the node's ``payload_*`` back;
+- ``grasp_estimate``: tracking a slow sinusoid of wider swing (:attr:`GraspScene.amplitude`),
+  the wrist out of phase (:meth:`GraspScene.frequencies`), with the payload on; the demo
+  calls ``~/estimate_payload`` and commits the estimate with ``~/set_payload``, then reads the
+  node's ``payload_*`` back;
 - ``grasp_committed``: gravity compensation with the committed payload.
 
 :func:`scene_summary` turns the records into figures (:mod:`rnea_ros.demo.scenes`).
@@ -72,8 +73,9 @@ def run_scenes(run, scenario, last_link, truth, identified, gravity_duration, lo
     estimate = run(Phase(
         'grasp_estimate', 'computed_torque', grasp.estimate_s, sim=carried,
         rnea=dict(identified, **payload_estimation_parameters(grasp)),
-        reference={'frequency': [grasp.frequency], 'amplitude': reference_amplitudes(
-            scenario.joints, scenario.pose, grasp.amplitude).tolist()},
+        reference={'frequency': grasp.frequencies(scenario.joints),
+                   'amplitude': reference_amplitudes(scenario.joints, scenario.pose,
+                                                     grasp.amplitude).tolist()},
         during=lambda monitor, simulator: estimate_payload(monitor, grasp, simulator, log)))
     results['grasp_estimate'] = estimate
     committed = (estimate.result or {}).get('committed')

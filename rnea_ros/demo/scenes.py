@@ -83,6 +83,23 @@ class GraspScene:
     amplitude: float = 0.5           # rad: the revolute joints swing up to 1 rad meanwhile, so
     #                                  that the link tilts enough for every COM coordinate
     frequency: float = 0.25
+    wrist_frequencies: tuple = (0.35, 0.2, 0.3)   # Hz of the last revolute joints: out of
+    #                                  phase with the arm, they tilt the link about two axes
+    #                                  (in phase, its orientation follows a single curve and
+    #                                  the COM along the link's z axis stays too uncertain)
+
+    def frequencies(self, joints):
+        """Return the estimation motion's frequency per joint (:class:`UrdfJoint` objects).
+
+        Every joint swings at :attr:`frequency` except the last ``len(wrist_frequencies)``
+        revolute ones, which swing at :attr:`wrist_frequencies` (in order along the chain).
+        """
+        values = [float(self.frequency)] * len(joints)
+        rotary = [k for k, joint in enumerate(joints) if joint.type != 'prismatic']
+        wrist = rotary[-len(self.wrist_frequencies):] if self.wrist_frequencies else []
+        for k, value in zip(wrist, self.wrist_frequencies[-len(wrist):]):
+            values[k] = float(value)
+        return values
 
     def sim_parameters(self, appear_s=None):
         """Return the ``mujoco_sim`` parameters for the payload (appearing at ``appear_s``)."""
