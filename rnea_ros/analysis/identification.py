@@ -180,12 +180,23 @@ class Identification:
         cols = {'friction_viscous': fr.FV_POS, 'friction_viscous_negative': fr.FV_NEG,
                 'friction_coulomb': fr.FS_POS, 'friction_coulomb_negative': fr.FS_NEG,
                 'friction_stribeck': fr.FX, 'effort_offset': fr.OFF}
-        out = {k: dict(zip(names, map(float, t[:, c]))) for k, c in cols.items()}
-        out['armature'] = dict(zip(names, map(float, self.armature)))
+        out = {k: dict(zip(names, map(_negligible_to_zero, t[:, c]))) for k, c in cols.items()}
+        out['armature'] = dict(zip(names, map(_negligible_to_zero, self.armature)))
         fm = self.friction_model
         out.update(friction_law=fm.law, coulomb_band=fm.scale,
                    stribeck_velocity=fm.stribeck_velocity)
         return out
+
+
+def _negligible_to_zero(value, floor=1e-12):
+    """Return ``value`` as a float, 0.0 below ``floor`` in magnitude.
+
+    A bound-constrained solve leaves coefficients at 1e-55 or even the subnormal 5e-324 where
+    it means zero; the ROS parameter-file parser (rcl) cannot read a subnormal and rejects
+    the whole file.  1e-12 N·m, N·m·s/rad or kg·m² is far below anything a robot feels.
+    """
+    value = float(value)
+    return 0.0 if abs(value) < floor else value
 
 
 def usable_equations(qd, band=STICK_BAND):

@@ -72,6 +72,12 @@ def identified_urdf(xml, model, phi, joint_params):
     return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding='unicode') + '\n'
 
 
+def _rcl_float(value):
+    """Return ``value`` as a float that rcl's parameter-file parser reads (no subnormals)."""
+    value = float(value)
+    return 0.0 if value != 0.0 and abs(value) < 2.2250738585072014e-308 else value
+
+
 def node_parameters(model, result):
     """Return the node parameter YAML text: friction, offsets and armature of every joint.
 
@@ -97,7 +103,7 @@ def node_parameters(model, result):
     for key in ('friction_viscous', 'friction_coulomb', 'armature', 'friction_viscous_negative',
                 'friction_coulomb_negative', 'friction_stribeck', 'effort_offset'):
         if key in options:
-            params[key] = [float(options[key][n]) for n in names]
+            params[key] = [_rcl_float(options[key][n]) for n in names]
     params['friction_law'] = str(options['friction_law'])
     params['coulomb_band'] = float(options['coulomb_band'])
     params['stribeck_velocity'] = float(options['stribeck_velocity'])

@@ -29,6 +29,16 @@ class _PlainDumper(yaml.SafeDumper):
         return True
 
 
+def _represent_float(dumper, value):
+    """Write a subnormal float as 0.0: rcl's parameter-file parser cannot read one."""
+    if value != 0.0 and abs(value) < 2.2250738585072014e-308:
+        value = 0.0
+    return yaml.SafeDumper.represent_float(dumper, value)
+
+
+_PlainDumper.add_representer(float, _represent_float)
+
+
 class ProcessRunner:
     """Start ROS processes with the venv's python on one isolated domain; stop them all."""
 
@@ -44,13 +54,18 @@ class ProcessRunner:
             [SOURCE_ROOT] + [p for p in self.env.get('PYTHONPATH', '').split(os.pathsep) if p])
         self.processes = []
 
-    def start(self, label, module, parameters):
-        """Start ``python -m module`` with its parameters in a YAML file; return the Popen."""
+    def write_parameters(self, label, parameters):
+        """Write ``parameters`` to ``params/<label>.yaml`` under ``/**``; return its path."""
         params_file = os.path.join(self.folder, 'params', label + '.yaml')
         os.makedirs(os.path.dirname(params_file), exist_ok=True)
         with open(params_file, 'w') as stream:
             plain = json.loads(json.dumps(parameters, default=lambda value: value.tolist()))
             yaml.dump({'/**': {'ros__parameters': plain}}, stream, Dumper=_PlainDumper)
+        return params_file
+
+    def start(self, label, module, parameters):
+        """Start ``python -m module`` with its parameters in a YAML file; return the Popen."""
+        params_file = self.write_parameters(label, parameters)
         log_file = os.path.join(self.folder, 'logs', label + '.log')
         os.makedirs(os.path.dirname(log_file), exist_ok=True)
         with open(log_file, 'w') as log:
