@@ -8,7 +8,13 @@ reads ``sensor_msgs/JointState`` (positions, velocities, efforts) from a rosbag2
 prints per joint the largest and 99.9th percentile of |external torque|, the collisions the
 thresholds would have raised (time, joints) and a threshold suggestion: ``margin`` (default
 1.5) times the largest |r_j| of the recording, which on a recording free of contact is the
-lowest threshold without a false alarm.
+lowest threshold without a false alarm on it, and never less than the model's Coulomb jump
+``Fs+ + Fs- + 2 Fx`` of the joint (:func:`coulomb_jump`): at a velocity reversal a real joint
+sticks, and while it sticks its friction is anything within its static friction, which no
+friction law times; the observer sees up to that jump, and the larger the faster the reversal
+(the demo's MuJoCo panda with its true model: up to 0.85 of the jump).  A recording of slow or
+smooth motion (an identification's excitation) shows less than fast tracking will, so the
+floor matters there (``benchmarks/bench_observer_identified.py``).
 
 ``--params`` takes the node's parameter file (``params_file:=``, or the PARAMS.yaml of
 ``rnea-ros identify``, under ``/**``): the model is built from it exactly as the node builds
@@ -28,6 +34,7 @@ import os
 import numpy as np
 
 from rnea_ros.analysis.analyze import model_order, read_joint_states, smoothed_derivative
+from rnea_ros.core import friction as fr
 from rnea_ros.core.observer import observe_recording
 from rnea_ros.core.urdf import parse_urdf, read_urdf
 from rnea_ros.node.params import node_config, node_model, SPECS
@@ -91,11 +98,28 @@ def observe(urdf_xml, t, names, Q, QD, E, params=None, gains=None, thresholds=No
     R = result['r']
     used = np.isfinite(R).all(axis=1)
     A = np.abs(R[used]) if used.any() else np.zeros((1, model.nv))
+    jump = coulomb_jump(model)
     result.update(model=model, t=t - t[0], t0=float(t[0]), gains=gains, thresholds=thresholds,
                   hysteresis=hysteresis, min_duration=min_duration,
-                  max=A.max(axis=0), p999=np.percentile(A, 99.9, axis=0),
-                  suggested=margin * A.max(axis=0), margin=margin, used=int(used.sum()))
+                  max=A.max(axis=0), p999=np.percentile(A, 99.9, axis=0), jump=jump,
+                  suggested=np.maximum(margin * A.max(axis=0), jump), margin=margin,
+                  used=int(used.sum()))
     return result
+
+
+def coulomb_jump(model):
+    """Return per velocity coordinate the model's Coulomb jump Fs+ + Fs- + 2 Fx (N m or N).
+
+    The step of the model's friction from the positive to the negative direction (Coulomb and
+    Stribeck terms of :mod:`rnea_ros.core.friction`): the largest error a velocity reversal
+    can leave in the observer's residual when the real joint sticks (its friction then is
+    anything its static friction allows).  0 for a floating base's rows.
+    """
+    table = np.asarray(model.friction_table, dtype=float).reshape(-1, len(fr.PARAMETERS))
+    out = np.zeros(model.nv)
+    out[model.nv - table.shape[0]:] = (np.abs(table[:, fr.FS_POS]) + np.abs(table[:, fr.FS_NEG])
+                                       + 2.0 * np.abs(table[:, fr.FX]))
+    return out
 
 
 def report(result):
@@ -104,12 +128,14 @@ def report(result):
     lines = [f'{model!r}: {t.size} samples over {t[-1]:.3f} s, {result["used"]} used',
              f'gains K = {list(np.atleast_1d(result["gains"]))} 1/s; external torques r in '
              'N m (N for prismatic joints)',
-             f"{'joint':<24}{'max |r|':>10}{'p99.9':>10}{'suggest':>10}"]
+             f"{'joint':<24}{'max |r|':>10}{'p99.9':>10}{'Fs jump':>10}{'suggest':>10}"]
     for j, name in enumerate(result['names']):
         lines.append(f"{name:<24}{result['max'][j]:10.4f}{result['p999'][j]:10.4f}"
-                     f"{result['suggested'][j]:10.4f}")
-    lines.append(f'suggest = {result["margin"]:g} x max |r|: the lowest thresholds without a '
-                 'false alarm on this recording, if it has no contact')
+                     f"{result['jump'][j]:10.4f}{result['suggested'][j]:10.4f}")
+    lines.append(f'suggest = the larger of {result["margin"]:g} x max |r| (the lowest thresholds '
+                 'without a false alarm on this recording, if it has no contact) and the '
+                 "model's Coulomb jump Fs+ + Fs- + 2 Fx (what a fast velocity reversal can "
+                 'show)')
     if result['thresholds'] is None:
         lines.append('no thresholds given: no collision detection (--thresholds)')
     else:
@@ -134,6 +160,7 @@ def summary(result):
     t0 = result['t0']
     return {'samples': int(result['t'].size), 'used': result['used'],
             'joints': {n: {'max': float(result['max'][j]), 'p99.9': float(result['p999'][j]),
+                           'coulomb_jump': float(result['jump'][j]),
                            'suggested_threshold': float(result['suggested'][j])}
                        for j, n in enumerate(result['names'])},
             'events': [{'kind': e.kind, 't': e.t - t0, 'start': e.start - t0,

@@ -1,0 +1,130 @@
+"""Benchmark: the momentum observer with the IDENTIFIED model on the demo's MuJoCo arm (no ROS).
+
+Issue 22's observer targets, measured in-process (:mod:`observer_identified` in test/):
+
+1. the demo's "real" robot (seeded perturbation of the panda: inertias, a payload, MuJoCo
+   viscous and Coulomb friction, rotor inertia; 1 kHz, lock-step computed torque) follows the
+   shipped excitation (``config/demo_excitation_panda.yaml``, nominal URDF); the record goes
+   through a rosbag2 and ``rnea-ros identify``'s load path and identification;
+2. false alarms: ``--seconds`` (default 60) of computed-torque tracking with the identified
+   model of each sinusoid of :data:`observer_identified.TRACKING` (the demo's 0.5 Hz push-scene
+   swing and faster / wider ones); the library observer with the demo's settings (K 200 1/s,
+   efforts held, thresholds 2 N m, hysteresis 0.2, 5 ms) over each record: collisions raised,
+   the largest |r_j| per joint relative to its threshold and when it happened; the same with
+   per-joint thresholds suggested by ``rnea-ros observe`` on the identification's own
+   recording (the larger of ``--margin`` x its largest |r_j| and the model's Coulomb jump
+   Fs+ + Fs-), and with the truth model (what a perfect identification with the model's
+   friction law would give); alarms within the first 0.1 s (the sinusoid's acceleration step
+   at t = 0) are counted apart;
+3. pushes of 10, 30 and 50 N on panda_link2 ... panda_link7 during the demo's sinusoid, at its
+   fastest instant (1.5 s) for 0.3 s: detection delay, joint-torque error from 50 ms on
+   relative to max(5 %, 0.2 N m), the wrench error at the last link (panda_link7).
+
+Usage: python benchmarks/bench_observer_identified.py [--seconds 60] [--seed 1]
+       [--friction coulomb] [--margin 1.5] [--no-pushes] [--no-quiet]
+"""
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'test'))
+
+import observer_identified as oi  # noqa: E402,I100
+from rnea_ros.demo import scenes  # noqa: E402
+
+
+def quiet_table(arm, models, seconds, thresholds, log=print):
+    """Print the free-motion runs: collisions and largest |r_j| / threshold per model."""
+    names = list(models['identified'].joint_names)
+    log(f'{"run":<22}{"model":<12}{"thresholds":<12}{"alarms":>7}{"after 0.1 s":>12}  '
+        'first alarms (t s: joints)')
+    for label, frequency, amplitude in oi.TRACKING:
+        started = time.monotonic()
+        record = arm.track(models['identified'], arm.sinusoid(frequency, amplitude), seconds)
+        sim_s = time.monotonic() - started
+        for name, model in models.items():
+            if name != 'identified':
+                record_m = arm.track(model, arm.sinusoid(frequency, amplitude), seconds)
+            else:
+                record_m = record
+            for rule, th in thresholds.items():
+                if name != 'identified' and rule != 'demo':
+                    continue
+                estimate = oi.observe(record_m, model, arm.last_link, thresholds=th)
+                figures = oi.quiet_figures(record_m, estimate, model, names, th)
+                alarms = '; '.join(f'{t:.3f}: {",".join(j)}' for t, j in zip(
+                    figures['alarm_times'][:3], figures['alarm_joints'][:3]))
+                log(f'{label:<22}{name:<12}{rule:<12}{figures["false_alarms"]:>7}'
+                    f'{figures["false_alarms_after_start"]:>12}  {alarms}')
+                log('    max |r|/threshold: ' + ', '.join(
+                    f'{j[-7:]} {figures["max_ratio"][j]:.2f} ({figures["max_residual"][j]:.2f}'
+                    f' at {figures["max_time"][j]:.2f} s)' for j in names))
+                log(f'    max joint speed {figures["max_speed"]:.2f} rad/s over '
+                    f'{figures["seconds"]:.0f} s')
+        log(f'    (simulated {seconds:g} s in {sim_s:.1f} s)')
+
+
+def push_table(arm, model, log=print):
+    """Print the pushes of 10, 30 and 50 N on each link of :data:`oi.PUSH_POINTS`."""
+    log(f'{"link":<13}{"F N":>5}{"|J^T f| max":>12}{"delay ms":>10}{"alarms":>7}'
+        f'{"torque err/bound":>18}{"worst joint":>13}{"wrench f, m err":>18}')
+    for link in oi.PUSH_POINTS:
+        for magnitude in (10.0, 30.0, 50.0):
+            f = oi.push_run(arm, model, link, magnitude)
+            delay = f['detection_delay_s']
+            torque = f['torque']
+            ratios = [e / max(scenes.TORQUE_RELATIVE * a, scenes.TORQUE_ABSOLUTE)
+                      for e, a in zip(torque['max_error'], torque['max_applied'])]
+            judged = [k for k, j in enumerate(torque['joints']) if j in torque['judged']]
+            worst = max(judged, key=lambda k: ratios[k])
+            wrench = f.get('wrench')
+            log(f'{link:<13}{magnitude:>5.0f}{f["applied_max"]:>12.2f}'
+                f'{"missed" if delay is None else f"{1e3 * delay:.0f}":>10}'
+                f'{f["false_alarms"]:>7}{torque["worst_error_over_bound"]:>18.2f}'
+                f'{torque["joints"][worst][-7:]:>13}'
+                + (f'{100 * wrench["force_relative"]:>10.1f} %, '
+                   f'{100 * wrench["moment_relative"]:.1f} %' if wrench else ''))
+
+
+def main(argv=None):
+    """Run the benchmark and print its tables."""
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--seconds', type=float, default=60.0,
+                        help='simulated seconds of each free-motion run (default 60)')
+    parser.add_argument('--seed', type=int, default=oi.SEED, help='perturbation seed')
+    parser.add_argument('--friction', default='coulomb',
+                        choices=('auto', 'coulomb', 'asymmetric', 'tanh'),
+                        help="rnea-ros identify's --friction (default coulomb)")
+    parser.add_argument('--margin', type=float, default=1.5,
+                        help='suggested threshold >= margin x max |r| (rnea-ros observe)')
+    parser.add_argument('--no-pushes', dest='pushes', action='store_false')
+    parser.add_argument('--no-quiet', dest='quiet', action='store_false')
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    arm = oi.Arm(args.seed)
+    excitation = arm.excitation()
+    model, result, params, urdf = oi.identify_model(arm, excitation, args.friction)
+    print(f'seed {args.seed}: identified ({result.friction_model.name} friction) in '
+          f'{time.monotonic() - started:.0f} s')
+    fit = oi.effort_residual(excitation, model)
+    print('identified model, effort residual RMS on its excitation (N m): '
+          + ', '.join(f'{j[-7:]} {v:.3f}' for j, v in zip(model.joint_names, fit)))
+    suggested = oi.suggested_thresholds(excitation, urdf, params, args.margin)['suggested']
+    print(f'thresholds suggested by rnea-ros observe on the excitation (the larger of '
+          f'{args.margin:g} x max |r| and the Coulomb jump): '
+          + ', '.join(f'{j[-7:]} {v:.2f}' for j, v in zip(model.joint_names, suggested)))
+    if args.quiet:
+        quiet_table(arm, {'identified': model, 'truth': arm.perturbation.truth_model()},
+                    args.seconds, {'demo': scenes.COLLISION_THRESHOLD,
+                                   'suggested': suggested})
+    if args.pushes:
+        push_table(arm, model)
+    print(f'benchmark took {time.monotonic() - started:.0f} s')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""The momentum observer with a model IDENTIFIED from the demo's MuJoCo arm (issue 22 targets).
+
+The "real" robot is the demo's (seeded perturbation of the panda: inertias, a payload, MuJoCo
+viscous and Coulomb friction, rotor inertia; 1 kHz lock-step computed torque); the observer's
+model is identified from its excitation run through ``rnea-ros identify``'s load path
+(:mod:`observer_identified`).  ``benchmarks/bench_observer_identified.py`` gives the 60 s
+figures and every push; these tests run shorter versions.
+
+The identification uses ``--friction coulomb``: with the default (auto) the choice on this
+excitation is the asymmetric law, whose physically consistent fit stops at its evaluation limit
+far from the data (effort residuals of 2 to 5 N m, as the nominal URDF's).
+
+Known defect (strict xfail below): panda_finger_joint2 moves faster than identify's 0.05 m/s
+band during only 4 % of the excitation (< its 5 % "moving" rule), so its own equation is left
+out and the consistent fit parks hand mass in the finger (0.115 kg for 0.013 kg).  Its wrong
+coupling with joints 1, 3 and 5 shows when the finger is thrown: at the sinusoid's
+acceleration step at t = 0 (finger 2 residual 2.5 N: an alarm at 2 N) and when a 50 N push on
+the last link slams it into its limit (wrist joint 5 error 0.49 N m for a 0.2 N m bound).  With
+every joint's equations used, both disappear (no alarm; worst 0.19 of the bound).
+"""
+
+import numpy as np
+import observer_identified as oi
+import pytest
+from rnea_ros.analysis.observe import coulomb_jump
+from rnea_ros.demo import scenes
+
+
+@pytest.fixture(scope='module')
+def identified():
+    """Return (arm, excitation record, identified model, node parameters, identified URDF)."""
+    arm = oi.Arm()
+    excitation = arm.excitation()
+    model, _, params, urdf = oi.identify_model(arm, excitation, 'coulomb')
+    return arm, excitation, model, params, urdf
+
+
+def test_identified_model_explains_the_real_arms_efforts(identified):
+    """On its excitation the identified model's effort residual is < 0.3 N m, 10x the nominal's."""
+    arm, excitation, model, _, _ = identified
+    fit = oi.effort_residual(excitation, model)[:7]
+    nominal = oi.effort_residual(excitation, arm.nominal)[:7]
+    assert np.all(fit < 0.3) and np.all(10.0 * fit < nominal), (fit, nominal)
+
+
+def test_demo_push_scene_tracking_raises_no_false_alarm_with_the_identified_model(identified):
+    """20 s of the push scene's 0.5 Hz swing: no collision at 2 N m, every |r_j| < 0.75 of it."""
+    arm, _, model, _, _ = identified
+    record = arm.track(model, arm.sinusoid(0.5, 0.2), 20.0)
+    estimate = oi.observe(record, model, arm.last_link)
+    figures = oi.quiet_figures(record, estimate, model, list(model.joint_names))
+    assert figures['false_alarms'] == 0, figures['alarm_times']
+    assert max(figures['max_ratio'].values()) < 0.75, figures['max_ratio']
+    assert figures['max_speed'] > 0.5
+
+
+def test_fast_tracking_stays_under_thresholds_floored_at_the_coulomb_jump(identified):
+    """1 Hz swing (1.3 rad/s), 10 s, thresholds `rnea-ros observe` suggests on the excitation.
+
+    Suggested = max(1.5 x max |r_j|, Fs+ + Fs-): no alarm after the start (the sinusoid's
+    acceleration step at t = 0 is a transient of its own).  Without the Coulomb floor, 1.5 x
+    the excitation's max |r_j| alone, velocity reversals raise alarms on joint 1.
+    """
+    arm, excitation, model, params, urdf = identified
+    suggested = oi.suggested_thresholds(excitation, urdf, params)
+    jump = coulomb_jump(model)
+    np.testing.assert_allclose(suggested['suggested'],
+                               np.maximum(1.5 * suggested['max'], jump))
+    assert jump[0] > 1.5 * suggested['max'][0]          # the floor sets joint 1's threshold
+    record = arm.track(model, arm.sinusoid(1.0, 0.2), 10.0)
+    names = list(model.joint_names)
+    floored = oi.quiet_figures(record, oi.observe(record, model, arm.last_link,
+                                                  thresholds=suggested['suggested']),
+                               model, names, suggested['suggested'])
+    assert floored['max_speed'] > 1.2
+    assert floored['false_alarms_after_start'] == 0, (floored['alarm_times'],
+                                                      floored['alarm_joints'])
+    plain = 1.5 * suggested['max']
+    without = oi.quiet_figures(record, oi.observe(record, model, arm.last_link,
+                                                  thresholds=plain), model, names, plain)
+    assert without['false_alarms_after_start'] > 0
+    assert any('panda_joint1' in joints for joints in without['alarm_joints'])
+
+
+@pytest.mark.parametrize('link, magnitude', [('panda_link3', 10.0), ('panda_link4', 30.0),
+                                             ('panda_link5', 50.0), ('panda_link7', 10.0)])
+def test_pushes_are_detected_and_measured_with_the_identified_model(identified, link,
+                                                                    magnitude):
+    """Pushes during the demo's swing: detected within 20 ms, torques and tool wrench in target."""
+    arm, _, model, _, _ = identified
+    figures = oi.push_run(arm, model, link, magnitude)
+    assert figures['false_alarms'] == 0
+    assert figures['applied_max'] > scenes.COLLISION_THRESHOLD
+    delay = figures['detection_delay_s']
+    assert delay is not None and delay <= scenes.DETECTION_TARGET_S, delay
+    assert figures['torque']['within_target'], figures['torque']
+    if link == arm.last_link:
+        assert figures['wrench']['within_target'], figures['wrench']
+
+
+@pytest.mark.xfail(strict=True, reason='identify leaves finger 2 out (moving < 5 % of the '
+                   'excitation) and gives its body 0.115 kg: the start transient alarms')
+def test_fast_tracking_from_rest_raises_no_alarm_at_all(identified):
+    """1 Hz swing from rest, 2 s, 2 N m: no alarm, the start's acceleration step included."""
+    arm, _, model, _, _ = identified
+    record = arm.track(model, arm.sinusoid(1.0, 0.2), 2.0)
+    estimate = oi.observe(record, model, arm.last_link)
+    assert estimate['events'] == [], estimate['event_joints']
+
+
+@pytest.mark.xfail(strict=True, reason='identify gives finger 2 0.115 kg: a 50 N push slams '
+                   'it into its limit and its coupling errs on the wrist')
+def test_a_50_n_push_on_the_last_link_meets_the_torque_target(identified):
+    """50 N on the last link: every arm joint within max(5 %, 0.2 N m) from 50 ms on."""
+    arm, _, model, _, _ = identified
+    figures = oi.push_run(arm, model, arm.last_link, 50.0)
+    assert figures['torque']['within_target'], figures['torque']
