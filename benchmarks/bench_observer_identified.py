@@ -21,19 +21,27 @@ Issue 22's observer targets, measured in-process (:mod:`observer_identified` in 
    relative to max(5 %, 0.2 N m), the wrench error at the last link (panda_link7).
 
 Usage: python benchmarks/bench_observer_identified.py [--seconds 60] [--seed 1]
-       [--friction coulomb] [--margin 1.5] [--no-pushes] [--no-quiet]
+       [--friction coulomb] [--margin 1.5] [--keep-every-joint] [--no-pushes] [--no-quiet]
 """
 
 import argparse
+import contextlib
 import os
 import sys
 import time
+from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'test'))
 
-import observer_identified as oi  # noqa: E402,I100
+import numpy as np  # noqa: E402,I100
+import observer_identified as oi  # noqa: E402
 from rnea_ros.demo import scenes  # noqa: E402
+
+
+def short(name):
+    """Return a joint name without its robot prefix (panda_finger_joint1 -> finger_joint1)."""
+    return name.split('_', 1)[-1]
 
 
 def quiet_table(arm, models, seconds, thresholds, log=print):
@@ -60,17 +68,18 @@ def quiet_table(arm, models, seconds, thresholds, log=print):
                 log(f'{label:<22}{name:<12}{rule:<12}{figures["false_alarms"]:>7}'
                     f'{figures["false_alarms_after_start"]:>12}  {alarms}')
                 log('    max |r|/threshold: ' + ', '.join(
-                    f'{j[-7:]} {figures["max_ratio"][j]:.2f} ({figures["max_residual"][j]:.2f}'
+                    f'{short(j)} {figures["max_ratio"][j]:.2f} ({figures["max_residual"][j]:.2f}'
                     f' at {figures["max_time"][j]:.2f} s)' for j in names))
                 log(f'    max joint speed {figures["max_speed"]:.2f} rad/s over '
-                    f'{figures["seconds"]:.0f} s')
+                    f'{figures["seconds"]:.0f} s; in collision '
+                    f'{100 * figures["alarm_fraction"]:.1f} % of the time')
         log(f'    (simulated {seconds:g} s in {sim_s:.1f} s)')
 
 
 def push_table(arm, model, log=print):
     """Print the pushes of 10, 30 and 50 N on each link of :data:`oi.PUSH_POINTS`."""
     log(f'{"link":<13}{"F N":>5}{"|J^T f| max":>12}{"delay ms":>10}{"alarms":>7}'
-        f'{"torque err/bound":>18}{"worst joint":>13}{"wrench f, m err":>18}')
+        f'{"torque err/bound":>18}{"worst joint":>14}{"wrench f, m err":>18}')
     for link in oi.PUSH_POINTS:
         for magnitude in (10.0, 30.0, 50.0):
             f = oi.push_run(arm, model, link, magnitude)
@@ -84,7 +93,7 @@ def push_table(arm, model, log=print):
             log(f'{link:<13}{magnitude:>5.0f}{f["applied_max"]:>12.2f}'
                 f'{"missed" if delay is None else f"{1e3 * delay:.0f}":>10}'
                 f'{f["false_alarms"]:>7}{torque["worst_error_over_bound"]:>18.2f}'
-                f'{torque["joints"][worst][-7:]:>13}'
+                f'{short(torque["joints"][worst]):>14}'
                 + (f'{100 * wrench["force_relative"]:>10.1f} %, '
                    f'{100 * wrench["moment_relative"]:.1f} %' if wrench else ''))
 
@@ -100,22 +109,31 @@ def main(argv=None):
                         help="rnea-ros identify's --friction (default coulomb)")
     parser.add_argument('--margin', type=float, default=1.5,
                         help='suggested threshold >= margin x max |r| (rnea-ros observe)')
+    parser.add_argument('--keep-every-joint', action='store_true',
+                        help="diagnostic: identify with every joint's equations, as if each "
+                        "joint moved enough (identify's rule leaves finger 2 out here)")
     parser.add_argument('--no-pushes', dest='pushes', action='store_false')
     parser.add_argument('--no-quiet', dest='quiet', action='store_false')
     args = parser.parse_args(argv)
     started = time.monotonic()
     arm = oi.Arm(args.seed)
     excitation = arm.excitation()
-    model, result, params, urdf = oi.identify_model(arm, excitation, args.friction)
-    print(f'seed {args.seed}: identified ({result.friction_model.name} friction) in '
+    with contextlib.ExitStack() as stack:
+        if args.keep_every_joint:
+            stack.enter_context(mock.patch(
+                'rnea_ros.analysis.identification.moving_joints',
+                lambda model, Q, QD, band: np.arange(model.njoints)))
+        model, result, params, urdf = oi.identify_model(arm, excitation, args.friction)
+    print(f'seed {args.seed}: identified ({result.friction_model.name} friction, moving '
+          f'joints {[short(model.joint_names[j]) for j in result.moving]}) in '
           f'{time.monotonic() - started:.0f} s')
     fit = oi.effort_residual(excitation, model)
     print('identified model, effort residual RMS on its excitation (N m): '
-          + ', '.join(f'{j[-7:]} {v:.3f}' for j, v in zip(model.joint_names, fit)))
+          + ', '.join(f'{short(j)} {v:.3f}' for j, v in zip(model.joint_names, fit)))
     suggested = oi.suggested_thresholds(excitation, urdf, params, args.margin)['suggested']
     print(f'thresholds suggested by rnea-ros observe on the excitation (the larger of '
           f'{args.margin:g} x max |r| and the Coulomb jump): '
-          + ', '.join(f'{j[-7:]} {v:.2f}' for j, v in zip(model.joint_names, suggested)))
+          + ', '.join(f'{short(j)} {v:.2f}' for j, v in zip(model.joint_names, suggested)))
     if args.quiet:
         quiet_table(arm, {'identified': model, 'truth': arm.perturbation.truth_model()},
                     args.seconds, {'demo': scenes.COLLISION_THRESHOLD,

@@ -175,6 +175,9 @@ def observe(record, model, link, window=None, thresholds=scenes.COLLISION_THRESH
 def quiet_figures(record, estimate, model, judged, thresholds=scenes.COLLISION_THRESHOLD):
     """Return false alarms and the largest |r_j| / threshold_j per judged joint (no contact).
 
+    ``false_alarms``: collisions raised; ``false_alarms_after_start``: those raised after
+    :data:`START_S`; ``alarm_fraction``: the share of the record spent in collision.
+
     ``judged``: the joint names the residual figures cover (the demo leaves the fingers out).
     """
     names = list(model.joint_names)
@@ -187,6 +190,9 @@ def quiet_figures(record, estimate, model, judged, thresholds=scenes.COLLISION_T
     times = np.asarray(estimate['events'], dtype=float)
     return {'false_alarms': len(estimate['events']),
             'false_alarms_after_start': int(np.sum(times > START_S)),
+            'alarm_fraction': scenes.alarm_fraction(
+                record['time'], times, np.asarray(estimate['clears'], dtype=float),
+                (np.inf, np.inf)),
             'alarm_times': list(estimate['events']),
             'alarm_joints': list(estimate['event_joints']),
             'max_residual': {name: float(largest[names.index(name)]) for name in judged},

@@ -36,7 +36,9 @@ PARAMETERS = (
     _spec('collision_thresholds', 'double_array', [],
           'Collision threshold per joint on |external torque| in N m or N (one value for all '
           'joints or one per model joint). []: no collision detection. Tune them on a '
-          'recording with `rnea-ros observe BAG --urdf ...`.', low=1e-6, high=1e9),
+          'recording with `rnea-ros observe BAG --urdf ... --params PARAMS.yaml`; keep each '
+          "above its joint's Coulomb jump Fs+ + Fs- (a fast velocity reversal shows up to "
+          'that).', low=1e-6, high=1e9),
     _spec('collision_hysteresis', 'double', 0.2,
           'A collision ends when every |external torque| is below (1 - hysteresis) times its '
           'threshold.', low=0.0, high=0.99),
