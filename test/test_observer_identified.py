@@ -115,3 +115,31 @@ def test_a_50_n_push_on_the_last_link_meets_the_torque_target(identified):
     arm, _, model, _, _ = identified
     figures = oi.push_run(arm, model, arm.last_link, 50.0)
     assert figures['torque']['within_target'], figures['torque']
+
+
+def test_coulomb_jump_is_the_step_of_the_models_friction_at_a_reversal():
+    """Fs+ + Fs- + 2 Fx per joint: joint_friction at +v minus at -v, less its viscous part."""
+    from rnea_ros import RobotModel
+    from rnea_ros.core import friction as fr
+    from rnea_ros.core.dynamics import joint_friction
+    from robots import urdf_path
+    plain = RobotModel.from_urdf_file(urdf_path('panda'))
+    rng = np.random.default_rng(4)
+
+    def per_joint(low, high):
+        return dict(zip(plain.joint_names, rng.uniform(low, high, plain.nv).tolist()))
+    model = RobotModel.from_urdf_file(
+        urdf_path('panda'), friction_viscous=per_joint(0.1, 1.0),
+        friction_viscous_negative=per_joint(0.1, 1.0), friction_coulomb=per_joint(0.2, 1.0),
+        friction_coulomb_negative=per_joint(0.5, 2.0), friction_stribeck=per_joint(0.1, 0.4),
+        effort_offset=per_joint(-0.3, 0.3))
+    table = np.asarray(model.friction_table)
+    v = 10.0 * model.coulomb_band                   # beyond the band: the sign is +-1
+    decay = np.exp(-(v / model.stribeck_velocity) ** 2)
+    step = joint_friction(model, np.full(model.nv, v)) - joint_friction(model,
+                                                                        np.full(model.nv, -v))
+    viscous = v * (table[:, fr.FV_POS] + table[:, fr.FV_NEG])
+    expected = step - viscous + 2.0 * table[:, fr.FX] * (1.0 - decay)
+    assert np.all(table[:, fr.FX] > 0.0) and np.all(table[:, fr.FS_NEG] != table[:, fr.FS_POS])
+    np.testing.assert_allclose(coulomb_jump(model), expected, rtol=1e-12, atol=1e-12)
+    assert np.all(coulomb_jump(plain) == 0.0)
