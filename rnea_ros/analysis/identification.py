@@ -345,11 +345,12 @@ class Accumulator:
     per joint the range, the count of samples faster than ``band`` and the mean position (what
     :func:`moving_joints` and the held joints' positions need).
 
-    Memory: ``2 bins x 2 x sum_j (10 n_j + F)^2`` numbers (n_j bodies carried by joint j), about
-    60 MB for the 9-joint panda, whatever the length.  After the pass, :meth:`identify` finds the
-    moving joints and base parameters and maps the sums onto the union of the candidates' base
-    columns (base columns are standard columns: a selection); the in-memory :func:`identify` is
-    one ``add`` of all samples followed by the same :meth:`identify`.
+    Memory: at most ``2 bins x 2 x sum_j (10 n_j + F)^2`` numbers (n_j bodies carried by joint
+    j), 33 MB for the 9-joint panda with every candidate (F = 24), whatever the length.  After
+    the pass, :meth:`identify` finds the moving joints and base parameters and maps the sums
+    onto the union of the candidates' base columns (base columns are standard columns: a
+    selection); the in-memory :func:`identify` is one ``add`` of all samples followed by the
+    same :meth:`identify`.
     """
 
     def __init__(self, model, friction='auto', band=STICK_BAND, bins=20, chunk=4000):
