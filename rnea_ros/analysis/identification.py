@@ -221,7 +221,7 @@ def usable_equations(qd, band=STICK_BAND):
 
     Near zero velocity real joints stick and slip (pre-sliding, Stribeck hump) and follow no
     Coulomb law, which would bias Fs up and Fv down: identify and analyze leave those
-    equations out (a smooth law may use them, :func:`normal_equations`).
+    equations out (a smooth law may use them, :meth:`Accumulator.system`).
     """
     return np.abs(qd) >= band
 
@@ -628,7 +628,7 @@ def joint_weights(A, c, yy, n, floor=0.01):
 def weighted_least_squares(A, c, yy, n, sigma_j=None, beta_prior=None, scale=None, prior=0.0):
     """Return (beta, sigma_percent, sigma_j, A_w, share, beta_data): Gautier's two-step WLS.
 
-    From per-joint normal equations (:func:`normal_equations`): OLS, residual variance s_j^2 of
+    From per-joint normal equations (:meth:`Accumulator.system`): OLS, residual variance s_j^2 of
     each joint (unless ``sigma_j`` is given), then every equation of joint j weighted by
     1 / s_j.  ``A_w = W_w^T W_w``.  With ``prior`` > 0 the estimate is pulled toward
     ``beta_prior``: ``min ||W_w beta - y_w||^2 + prior ||(beta - beta_prior) / scale||^2`` (a
@@ -779,7 +779,7 @@ class _Fit:
         self.beta_nom = base.K @ self.x_nom
 
     def parts(self, holdout):
-        """Return the parts of :func:`normal_equations` this model fits (or is tested on).
+        """Return the parts of :meth:`Accumulator.system` this model fits (or is tested on).
 
         A smooth law describes the low-speed region too, so it uses the slow samples; the
         linear law leaves them out (stick-slip).  Every model is tested on all held-out ones.
