@@ -122,3 +122,20 @@ def test_excerpt_for_plots_spans_the_stream_every_kth_sample():
     np.testing.assert_array_equal(kept, x[::excerpt.step])
     np.testing.assert_array_equal(doubled, 2.0 * kept)
     assert kept.size <= 100 and excerpt.step == 64
+
+
+def test_cli_fits_every_kept_sample_of_the_log(tmp_path, capsys):
+    """`rnea-ros identify` streams the log: the fit's sample count is the conditioner's."""
+    import json
+    from identification_data import realworld_recording
+    from rnea_ros.analysis.cli import main
+    rec = realworld_recording('panda', seed=3, duration=12.0)
+    bag = rec.write(tmp_path / 'log')
+    assert main(['identify', bag, '--urdf', rec.urdf, '--out', str(tmp_path / 'id.urdf'),
+                 '--validate', bag, '--json']) == 0
+    summary = json.loads(capsys.readouterr().out)
+    signal = summary['signals'][bag]
+    assert summary['samples'] == signal['kept_samples'] > 2000
+    assert signal['kept_samples'] * signal['decimation'] >= signal['grid_samples'] - 1
+    for joint, row in summary['residual_rms']['training'].items():   # same data, same sums
+        assert row == pytest.approx(summary['residual_rms']['validation'][joint], rel=1e-9)
