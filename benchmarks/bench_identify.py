@@ -8,7 +8,10 @@ apart, 6 % duplicate rows, noise; the gripper not recorded), 30 s pieces written
 other for long recordings.
 Each ``rnea-ros identify BAG --urdf panda.urdf --out ...`` runs in its own process (numba
 kernels cached beforehand); wall time and that process's peak resident memory (``wait4``
-ru_maxrss) are printed per length.  Targets: one hour (3.6 M rows) in <= 120 s and <= 500 MB.
+ru_maxrss) are printed per length.  Targets: one hour (3.6 M rows) in <= 120 s and <= 500 MB,
+with every conditioned sample in the fit (identify streams them into
+:class:`rnea_ros.analysis.identification.Accumulator`; only the anti-aliased decimation to
+200 Hz thins the 1 kHz grid, whatever the length), so peak memory must stay flat with length.
 ``--accuracy [SEED ...]`` prints instead the validation and gravity errors of the identified
 model on simulated data (see :func:`accuracy`); ``--realworld`` issue 21's targets on
 real-looking logs of the panda, xarm7 and ur5 (see :func:`realworld`).

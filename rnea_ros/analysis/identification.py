@@ -3,16 +3,31 @@
 Method (Khalil and Dombre, *Modeling, identification and control of robots*, chapter 12;
 Gautier and Khalil 1990; Gautier 1997 for the weighting):
 
-1. The joints that the data moves are found (range and speed); the others are held at their
-   median position and their efforts are not used.
+0. **Streaming sums** (:class:`Accumulator`; the in-memory :func:`identify` feeds it all the
+   samples at once, ``rnea-ros identify`` block by block while it reads the bags, so that both
+   give the same result).  Per joint j of the model, over the standard inertial columns its
+   equation can depend on (the bodies it carries) and the F feature columns of every candidate
+   friction model (and of the nominal law), the normal equations ``Y_j^T Y_j``, ``Y_j^T tau_j``,
+   ``tau_j^T tau_j`` and the count are summed, separately for the equations with
+   ``|qd_j| >= band`` and the slow ones, per bin of consecutive samples (20 to 40 bins of one
+   length, doubled as the recording grows; every fifth bin is held out), plus per joint the
+   range, the share of fast samples and the mean position.  The samples are then dropped:
+   every sample is used and memory does not depend on the recording's length.  Everything
+   below works on these sums.
+1. The joints that the data moves are found (range > 0.02 and faster than the band in more
+   than 5 % of the samples); the others are held at their mean position and their efforts are
+   not used.
 2. Per candidate friction model (:class:`FrictionModel`: the law of
    :mod:`rnea_ros.core.friction` with some of its terms, plus rotor inertia Ia and an effort
    offset per joint), the base parameters of that motion
-   (:mod:`rnea_ros.analysis.base_parameters`).
-3. Normal equations ``W_j^T W_j``, ``W_j^T y_j`` per joint, accumulated chunk by chunk over the
-   samples (bounded memory) for the union of every candidate's columns; a joint's equation at a
-   sample where ``|qd_j| < band`` is left out (stick-slip near zero velocity does not follow
-   any of the laws and would bias Fs).  Every fifth block of the samples is held out.
+   (:mod:`rnea_ros.analysis.base_parameters`): a selection of standard columns and the linear
+   map K from the standard to the base parameters.
+3. The sums of the moving joints are mapped onto the union of every candidate's base columns
+   (standard columns outside a joint's subtree are zero in its equations): normal equations
+   ``W_j^T W_j``, ``W_j^T y_j`` per joint, in four parts (training or held-out bins, moving or
+   slow).  A joint's equation at a sample where ``|qd_j| < band`` is left out by the
+   linear-sign laws (stick-slip near zero velocity does not follow any of the laws and would
+   bias Fs).
 4. Per candidate: ordinary least squares, per joint the residual variance ``s_j^2`` (with a
    floor of 1 % of the median, so that a light link's joint cannot take all the weight), then
    weighted least squares, every equation of joint j divided by ``s_j`` (Gautier's two-step
@@ -38,6 +53,8 @@ Gautier and Khalil 1990; Gautier 1997 for the weighting):
    the metric of the data (``||R_w (K phi - beta)||``, R_w from a QR of W_w: the same as the
    weighted data misfit), plus the prior term pulling every parameter toward the nominal
    URDF, which decides the directions the data cannot see.  Fv, Fs, Fx and Ia are kept >= 0.
+6. The residual RMS of any parameter set over the accumulated samples is a quadratic form of
+   the sums (:meth:`Accumulator.residual_rms`): the validation report needs no samples either.
 
 Only when nothing is excited (no joint moves) is the data refused.
 """
@@ -204,7 +221,7 @@ def usable_equations(qd, band=STICK_BAND):
 
     Near zero velocity real joints stick and slip (pre-sliding, Stribeck hump) and follow no
     Coulomb law, which would bias Fs up and Fv down: identify and analyze leave those
-    equations out (a smooth law may use them, :func:`normal_equations`).
+    equations out (a smooth law may use them, :meth:`Accumulator.system`).
     """
     return np.abs(qd) >= band
 
@@ -244,22 +261,56 @@ def candidate_base(model, fm, moving, hold, seed=0):
     return base_from_regressor(W, names, priority, tol=BASE_TOL, zero=BASE_TOL)
 
 
+def feature_keys(models):
+    """Return the union of the feature keys of friction models (first occurrence order)."""
+    keys = []
+    for fm in models:
+        for key in fm.feature_keys():
+            if key not in keys:
+                keys.append(key)
+    return keys
+
+
+def features(keys, qd, qdd):
+    """Return the (..., F) feature columns ``keys`` of joint velocities and accelerations (...)."""
+    shapes = {(k[0], k[1], k[2]) for k in keys if len(k) == 4 and k[0]}
+    basis = {s: fr.basis(qd, s[1], s[0], s[2] or fr.STRIBECK_VELOCITY) for s in shapes}
+    plain = fr.basis(qd, 1.0, 'linear', fr.STRIBECK_VELOCITY)     # Fv and off columns
+    out = np.empty(np.shape(qd) + (len(keys),))
+    for f, key in enumerate(keys):
+        if key == ('Ia',):
+            out[..., f] = qdd
+            continue
+        law, scale, vst, cols = key
+        B = basis[(law, scale, vst)] if law else plain
+        out[..., f] = B[..., cols[0]] if len(cols) == 1 else B[..., list(cols)].sum(axis=-1)
+    return out
+
+
+def structural_columns(model, states=12, seed=0):
+    """Return per joint the standard inertial columns its equation can depend on.
+
+    A joint's effort depends only on the bodies it carries (its subtree, RBDA section 5.3):
+    the regressor's other columns are exactly zero.  Found from random states of every joint
+    (an entry of the subtree that is zero at a dozen random states is zero everywhere).
+    """
+    rng = np.random.default_rng(seed)
+    Q, QD, QDD = random_states(model, states, rng)
+    W = regressor_batch(model, Q, QD, QDD).reshape(states, model.nv, -1)
+    off = model.nv - model.njoints
+    return [np.flatnonzero(np.any(W[:, off + j] != 0.0, axis=0)) for j in range(model.njoints)]
+
+
 class _Columns:
     """The union of the candidates' base columns: rigid ones, then F features per moving joint."""
 
-    def __init__(self, model, candidates, bases, moving):
+    def __init__(self, model, bases, moving, keys):
         rigid = NPARAM * model.nbodies
         self.rigid = np.unique(np.concatenate([b.base[b.base < rigid] for b in bases]))
-        keys = []
-        for fm in candidates:
-            for key in fm.feature_keys():
-                if key not in keys:
-                    keys.append(key)
-        self.keys, self.moving = keys, np.asarray(moving)
-        self.F = len(keys)
+        self.keys, self.moving = list(keys), np.asarray(moving)
+        self.F = len(self.keys)
         self.size = self.rigid.size + self.moving.size * self.F
-        self.model, self.candidates = model, candidates
-        self.shapes = sorted({(k[0], k[1], k[2]) for k in keys if len(k) == 4 and k[0]})
+        self.model = model
 
     def select(self, fm, base):
         """Return the union columns of a candidate's base columns (in base order)."""
@@ -276,60 +327,195 @@ class _Columns:
                 out.append(self.rigid.size + where[joint] * self.F + self.keys.index(keys[k]))
         return np.array(out, dtype=int)
 
-    def features(self, qd, qdd):
-        """Return the (n, F) feature columns of one joint's velocities and accelerations."""
-        basis = {}
-        for law, scale, vst in self.shapes:
-            basis[(law, scale, vst)] = fr.basis(qd, scale, law, vst or fr.STRIBECK_VELOCITY)
-        plain = fr.basis(qd, 1.0, 'linear', fr.STRIBECK_VELOCITY)     # Fv and off columns
-        out = np.empty((qd.size, self.F))
-        for f, key in enumerate(self.keys):
-            if key == ('Ia',):
-                out[:, f] = qdd
-                continue
-            law, scale, vst, cols = key
-            B = basis[(law, scale, vst)] if law else plain
-            out[:, f] = B[:, list(cols)].sum(axis=1)
+
+class Accumulator:
+    """Normal equations of a recording accumulated block by block (streaming identification).
+
+    ``add(Q, QD, QDD, E)`` takes conditioned samples (model order, any block length) and keeps
+    only sums, never the samples: per joint j of the model, over the standard inertial columns
+    its equation can depend on (:func:`structural_columns`) and the F feature columns of every
+    candidate friction model and of the nominal model's law (:func:`features`),
+    ``A_j = Y_j^T Y_j``, ``c_j = Y_j^T tau_j``, ``tau_j^T tau_j`` and the count, separately for
+    the equations with ``|qd_j| >= band`` and the slow ones (stick band), and per bin of
+    consecutive samples.  The bins have one length, a power of two, doubled (adjacent bins
+    merged) whenever there would be more than ``2 bins``: at the end there are ``bins`` to
+    ``2 bins`` bins whatever the recording's length (fewer for fewer samples), and their
+    boundaries depend only on the number of samples, not on how they were split into blocks.
+    Every fifth bin (2, 7, 12, ...) is held out for the choice of the friction model.  Also kept:
+    per joint the range, the count of samples faster than ``band`` and the mean position (what
+    :func:`moving_joints` and the held joints' positions need).
+
+    Memory: at most ``2 bins x 2 x sum_j (10 n_j + F)^2`` numbers (n_j bodies carried by joint
+    j), 33 MB for the 9-joint panda with every candidate (F = 24), whatever the length.  After
+    the pass, :meth:`identify` finds the moving joints and base parameters and maps the sums
+    onto the union of the candidates' base columns (base columns are standard columns: a
+    selection); the in-memory :func:`identify` is one ``add`` of all samples followed by the
+    same :meth:`identify`.
+    """
+
+    def __init__(self, model, friction='auto', band=STICK_BAND, bins=20, chunk=4000):
+        """Prepare empty sums (``friction`` as :func:`identify`)."""
+        self.model, self.band, self.chunk, self.max_bins = model, band, chunk, 2 * bins
+        self.candidates = (friction_models(model, friction) if isinstance(friction, str)
+                           else list(friction))
+        self.nominal = FrictionModel('nominal', model.friction_law, model.coulomb_band,
+                                     model.stribeck_velocity, SYMMETRIC)
+        self.keys = feature_keys(self.candidates + [self.nominal])
+        self.F = len(self.keys)
+        self.cols = structural_columns(model)
+        self.sizes = [c.size + self.F for c in self.cols]
+        nj = model.njoints
+        self.bins, self.bin_size, self.samples = [], 1, 0
+        self.q_min, self.q_max = np.full(nj, np.inf), np.full(nj, -np.inf)
+        self.q_sum, self.fast = np.zeros(nj), np.zeros(nj)
+
+    def _empty_bin(self):
+        return [(np.zeros((2, m, m)), np.zeros((2, m)), np.zeros(2), np.zeros(2, dtype=int))
+                for m in self.sizes]
+
+    def _grow(self, total):
+        """Double the bin length until ``total`` samples fit in at most 2 bins bins."""
+        while -(-total // self.bin_size) > self.max_bins:
+            merged = []
+            for k in range(0, len(self.bins), 2):
+                pair = self.bins[k:k + 2]
+                if len(pair) == 2:
+                    for a, b in zip(*pair):
+                        for x, y in zip(a, b):
+                            x += y
+                merged.append(pair[0])
+            self.bins, self.bin_size = merged, 2 * self.bin_size
+
+    def add(self, Q, QD, QDD, E):
+        """Accumulate samples (N, nq), (N, nv) x 3 in model order."""
+        model = self.model
+        N = Q.shape[0]
+        if N == 0:
+            return
+        if not np.all(np.isfinite(E)):
+            raise ValueError('the efforts contain non-finite values')
+        off_q, off = model.nq - model.njoints, model.nv - model.njoints
+        self.q_min = np.minimum(self.q_min, Q[:, off_q:].min(axis=0))
+        self.q_max = np.maximum(self.q_max, Q[:, off_q:].max(axis=0))
+        self.q_sum += Q[:, off_q:].sum(axis=0)
+        self.fast += np.sum(np.abs(QD[:, off:]) > self.band, axis=0)
+        self._grow(self.samples + N)
+        for start in range(0, N, self.chunk):
+            sl = slice(start, min(start + self.chunk, N))
+            W = regressor_batch(model, Q[sl], QD[sl], QDD[sl])
+            W = W.reshape(-1, model.nv, NPARAM * model.nbodies)
+            first = self.samples + start
+            b = (first + np.arange(W.shape[0])) // self.bin_size
+            while len(self.bins) <= b[-1]:
+                self.bins.append(self._empty_bin())
+            edges = np.concatenate([[0], np.flatnonzero(np.diff(b)) + 1, [b.size]])
+            feats = features(self.keys, QD[sl, off:], QDD[sl, off:])    # (n, njoints, F)
+            for j in range(model.njoints):
+                row = off + j
+                Wj = np.hstack([W[:, row][:, self.cols[j]], feats[:, j]])
+                yj = E[sl, row]
+                slow = ~usable_equations(QD[sl, row], self.band)
+                for lo, hi in zip(edges[:-1], edges[1:]):
+                    A, c, yy, n = self.bins[b[lo]][j]
+                    for p in (0, 1):
+                        mask = slow[lo:hi] == bool(p)
+                        if not mask.any():
+                            continue
+                        Wk, yk = Wj[lo:hi][mask], yj[lo:hi][mask]
+                        A[p] += Wk.T @ Wk
+                        c[p] += yk @ Wk
+                        yy[p] += yk @ yk
+                        n[p] += yk.size
+        self.samples += N
+
+    def moving_joints(self):
+        """Return the joints the data moves (as :func:`moving_joints`)."""
+        if self.samples == 0:
+            return np.zeros(0, dtype=int)
+        span = self.q_max - self.q_min
+        return np.flatnonzero((span > 0.02) & (self.fast / self.samples > 0.05))
+
+    def hold(self):
+        """Return the mean position of every joint (where the joints that do not move stay)."""
+        return self.q_sum / max(self.samples, 1)
+
+    def totals(self):
+        """Return per joint (A, c, yy, n) summed over every bin and both parts."""
+        out = []
+        for j in range(self.model.njoints):
+            parts = [b[j] for b in self.bins]
+            out.append(tuple(sum(p[k].sum(axis=0) for p in parts) for k in range(4)))
         return out
 
+    def system(self, moving, columns):
+        """Return per part and moving joint (A, c, yy, n) on the union columns of ``columns``.
 
-def normal_equations(model, Q, QD, QDD, E, moving, columns, band, chunk=4000, holdout=None):
-    """Return per part and moving joint (A, c, yy, n) = (W_j^T W_j, W_j^T y_j, y_j^T y_j, rows).
+        Parts (the leading axis): 0 and 1 the training bins' equations with ``|qd_j| >= band``
+        and below it (slow: stick-slip near zero velocity, which only a smooth law may use), 2
+        and 3 the same for the held-out bins.  Standard columns outside a joint's subtree are
+        zero in its equations; its features go to its own block of the union.
+        """
+        nm, size, F = len(moving), columns.size, columns.F
+        r = columns.rigid.size
+        A, c = np.zeros((4, nm, size, size)), np.zeros((4, nm, size))
+        yy, n = np.zeros((4, nm)), np.zeros((4, nm), dtype=int)
+        order = [self.keys.index(k) for k in columns.keys]
+        for jj, j in enumerate(moving):
+            cols = self.cols[j]
+            inside = np.isin(columns.rigid, cols)
+            union = np.concatenate([np.flatnonzero(inside), r + jj * F + np.arange(F)])
+            local = np.concatenate([np.searchsorted(cols, columns.rigid[inside]),
+                                    cols.size + np.asarray(order, dtype=int)])
+            for k, bin_ in enumerate(self.bins):
+                held = 2 if k % 5 == 2 else 0
+                Ab, cb, yb, nb = bin_[j]
+                for p in (0, 1):
+                    A[held + p, jj][np.ix_(union, union)] += Ab[p][np.ix_(local, local)]
+                    c[held + p, jj, union] += cb[p][local]
+                    yy[held + p, jj] += yb[p]
+                    n[held + p, jj] += nb[p]
+        return A, c, yy, n
 
-    ``columns`` is a :class:`_Columns` (rigid base columns, then per moving joint its friction
-    and rotor-inertia features, nonzero only in its own equations: filled from qd and qdd
-    directly, no full friction regressor is formed).  Four parts (the leading axis): 0 and 1
-    the training samples with ``|qd_j| >= band`` and below it (slow: stick-slip near zero
-    velocity, which only a smooth law may use), 2 and 3 the same for the samples ``holdout``
-    marks.  Samples are processed in chunks: memory stays bounded.
-    """
-    off = model.nv - model.njoints
-    nm, b, F = moving.size, columns.size, columns.F
-    r = columns.rigid.size
-    A, c = np.zeros((4, nm, b, b)), np.zeros((4, nm, b))
-    yy, n = np.zeros((4, nm)), np.zeros((4, nm), dtype=int)
-    hold = np.zeros(Q.shape[0], dtype=bool) if holdout is None else np.asarray(holdout)
-    for start in range(0, Q.shape[0], chunk):
-        sl = slice(start, start + chunk)
-        W = regressor_batch(model, Q[sl], QD[sl], QDD[sl])
-        W = W.reshape(-1, model.nv, NPARAM * model.nbodies)
-        for j in range(nm):
-            row = off + moving[j]
-            idx = np.concatenate([np.arange(r), r + j * F + np.arange(F)])
-            Wj = np.hstack([W[:, row][:, columns.rigid],
-                            columns.features(QD[sl, row], QDD[sl, row])])
-            yj = E[sl, row]
-            part = 2 * hold[sl] + ~usable_equations(QD[sl, row], band)
-            for k in range(4):
-                mask = part == k
-                if not mask.any():
-                    continue
-                Wk, yk = Wj[mask], yj[mask]
-                A[k, j][np.ix_(idx, idx)] += np.einsum('ik,il->kl', Wk, Wk)   # no BLAS pool
-                c[k, j, idx] += yk @ Wk
-                yy[k, j] += yk @ yk
-                n[k, j] += yk.size
-    return A, c, yy, n
+    def vector(self, j, phi, fm, joint_params):
+        """Return joint j's local parameter vector of rigid ``phi`` and a model's joint terms."""
+        v = np.zeros(self.sizes[j])
+        v[:self.cols[j].size] = phi[self.cols[j]]
+        for key, value in zip(fm.feature_keys(), joint_params):
+            v[self.cols[j].size + self.keys.index(key)] += value
+        return v
+
+    def residual_rms(self, params, joints):
+        """Return per joint the RMS of measured minus predicted efforts over every sample.
+
+        ``params``: an :class:`Identification`, or x = [phi, per joint Fv Fs Ia off] with the
+        model's own friction law (as :func:`predict`).  From the sums: ``tau^T tau - 2 v^T c +
+        v^T A v``, v the joint's parameters in its columns.
+        """
+        rigid = NPARAM * self.model.nbodies
+        if isinstance(params, Identification):
+            phi, fm = params.phi, params.friction_model
+            jp = fm.parameters_of(params.friction_table, params.armature)
+        else:
+            params = np.asarray(params, dtype=float)
+            phi, fm = params[:rigid], self.nominal
+            x = params[rigid:].reshape(-1, 4)                     # Fv Fs Ia off
+            jp = np.column_stack([x[:, 0], x[:, 1], x[:, 3], x[:, 2]])   # Fv Fs off Ia
+        totals = self.totals()
+        out = []
+        for j in joints:
+            A, c, yy, n = totals[j]
+            v = self.vector(j, phi, fm, jp[j])
+            out.append(math.sqrt(max(yy - 2.0 * v @ c + v @ A @ v, 0.0) / max(n, 1)))
+        return np.array(out)
+
+    def effort_rms(self, joints):
+        """Return per joint the RMS of the measured efforts."""
+        totals = self.totals()
+        return np.array([math.sqrt(totals[j][2] / max(totals[j][3], 1)) for j in joints])
+
+    def identify(self, prior=1.0, seed=0):
+        """Return the :class:`Identification` of the accumulated samples (see :func:`identify`)."""
+        return _identify(self, prior, seed)
 
 
 # -- log-Cholesky parametrisation of the pseudo-inertia ------------------------------------------
@@ -442,7 +628,7 @@ def joint_weights(A, c, yy, n, floor=0.01):
 def weighted_least_squares(A, c, yy, n, sigma_j=None, beta_prior=None, scale=None, prior=0.0):
     """Return (beta, sigma_percent, sigma_j, A_w, share, beta_data): Gautier's two-step WLS.
 
-    From per-joint normal equations (:func:`normal_equations`): OLS, residual variance s_j^2 of
+    From per-joint normal equations (:meth:`Accumulator.system`): OLS, residual variance s_j^2 of
     each joint (unless ``sigma_j`` is given), then every equation of joint j weighted by
     1 / s_j.  ``A_w = W_w^T W_w``.  With ``prior`` > 0 the estimate is pulled toward
     ``beta_prior``: ``min ||W_w beta - y_w||^2 + prior ||(beta - beta_prior) / scale||^2`` (a
@@ -578,12 +764,6 @@ def thickened(phi10, extent=MIN_EXTENT):
     return parameters_of_pseudo_inertia(J)
 
 
-def _holdout_blocks(N, blocks=20, every=5):
-    """Return the (N,) mask of held-out samples: every ``every``-th of ``blocks`` blocks."""
-    k = np.arange(N) * blocks // max(N, 1)
-    return (k % every) == every // 2
-
-
 class _Fit:
     """One candidate friction model's base set, its columns in the union and its prior."""
 
@@ -599,7 +779,7 @@ class _Fit:
         self.beta_nom = base.K @ self.x_nom
 
     def parts(self, holdout):
-        """Return the parts of :func:`normal_equations` this model fits (or is tested on).
+        """Return the parts of :meth:`Accumulator.system` this model fits (or is tested on).
 
         A smooth law describes the low-speed region too, so it uses the slow samples; the
         linear law leaves them out (stick-slip).  Every model is tested on all held-out ones.
@@ -623,25 +803,31 @@ def identify(model, Q, QD, QDD, E, band=STICK_BAND, prior=1.0, seed=0, friction=
     keeps the simplest within 2 % of the best held-out prediction).  Weakly excited base
     parameters keep their nominal values (the prior) and are named in ``warnings``.  Raises
     ValueError only when the data cannot identify anything (no joint moves, too few samples).
+    The same as an :class:`Accumulator` fed the samples in any blocks, then identified.
     """
+    from rnea_ros.analysis.blas import single_threaded
     if Q.shape[0] < 50:
         raise ValueError(f'{Q.shape[0]} samples: identification needs at least 50')
-    if not np.all(np.isfinite(E)):
-        raise ValueError('the efforts contain non-finite values')
-    moving = moving_joints(model, Q, QD, band)
+    with single_threaded():
+        sums = Accumulator(model, friction, band)
+        sums.add(Q, QD, QDD, E)
+        return sums.identify(prior, seed)
+
+
+def _identify(sums, prior, seed):
+    """Return the :class:`Identification` of an :class:`Accumulator` (module doc, steps 1-5)."""
+    model, band = sums.model, sums.band
+    if sums.samples < 50:
+        raise ValueError(f'{sums.samples} samples: identification needs at least 50')
+    moving = sums.moving_joints()
     if moving.size == 0:
         raise ValueError('the data does not excite the robot: no joint moves more than 0.02 rad '
                          f'(or m) faster than {band} rad/s; record an excitation trajectory '
                          '(rnea-ros excite) that moves every joint through its range')
-    off_q = model.nq - model.njoints
-    hold = np.median(Q[:, off_q:], axis=0)
-    candidates = friction_models(model, friction) if isinstance(friction, str) \
-        else list(friction)
-    bases = [candidate_base(model, fm, moving, hold, seed) for fm in candidates]
-    columns = _Columns(model, candidates, bases, moving)
-    holdout = _holdout_blocks(Q.shape[0])
-    A, c, yy, n = normal_equations(model, Q, QD, QDD, E, moving, columns, band,
-                                   holdout=holdout)
+    candidates = sums.candidates
+    bases = [candidate_base(model, fm, moving, sums.hold(), seed) for fm in candidates]
+    columns = _Columns(model, bases, moving, feature_keys(candidates))
+    A, c, yy, n = sums.system(moving, columns)
     if n[[0, 2]].sum() < 50:
         raise ValueError(f'{int(n.sum())} usable equations (joint speeds beyond {band} rad/s): '
                          'record longer or faster motion (rnea-ros excite)')
@@ -670,7 +856,7 @@ def identify(model, Q, QD, QDD, E, band=STICK_BAND, prior=1.0, seed=0, friction=
                           friction_model=fit.fm, moving=moving, base_names=fit.base.names,
                           beta=beta, sigma_percent=percent, beta_consistent=fit.base.K @ x,
                           condition=condition, joint_sigma=sigma_j, warnings=warnings,
-                          samples=int(Q.shape[0]), data_share=share, weak=weak,
+                          samples=int(sums.samples), data_share=share, weak=weak,
                           selection=selection,
                           armature_combined=_armature_combined(model, fit, moving))
 

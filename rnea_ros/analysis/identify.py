@@ -7,7 +7,11 @@
    sqlite3) in chunks (:func:`rnea_ros.analysis.analyze.iter_joint_states`), and conditions
    them (:mod:`rnea_ros.analysis.signals`): logger duplicates dropped, a uniform time grid,
    the noise band estimated from the first training bag, zero-phase low-pass velocities and
-   their derivative, decimation (memory and time bounded for any recording length).  The
+   their derivative, anti-aliased decimation to a rate still far above the motion band.  Each
+   block of samples goes straight into the fit's sums
+   (:class:`rnea_ros.analysis.identification.Accumulator`: per-joint normal equations per
+   held-out bin) and the samples are dropped: every sample is used and memory does not grow
+   with the recording (an hour at 1 kHz fits like 30 s; a progress line on long runs).  The
    same cutoffs serve every bag, training and validation; ``--cutoff HZ`` or ``--window N``
    (Savitzky-Golay) override the estimate.  Model joints the recording lacks are held at 0
    or at ``--fixed joint=value`` (their parameters keep the nominal values);
@@ -22,10 +26,11 @@
    :func:`rnea_ros.analysis.output.node_parameters`, for ``params_file:=``), each to a
    temporary file renamed into place, and only after everything succeeded;
 4. reports the residual RMS per joint with the nominal and identified models, on the training
-   data and on ``--validate`` data, the friction models' held-out errors, the condition number,
+   data and on ``--validate`` data (both from sums accumulated while streaming, the validation
+   bag read after the fit), the friction models' held-out errors, the condition number,
    the joint terms (an Ia only identifiable in a sum with link inertias flagged) and the base
    parameters with %sigma and the share the data decided (text, or ``--json``; plots into
-   ``--report DIR``).
+   ``--report DIR``; the plots show an :class:`Excerpt` of at most 20 000 samples).
 
 The nominal model includes the URDF's ``<dynamics damping friction>``.  Bad input (no efforts,
 too few samples, data that excites no joint) ends with a message and exit status 2; weakly
@@ -44,7 +49,7 @@ import numpy as np
 
 from rnea_ros.analysis import signals
 from rnea_ros.analysis.analyze import count_joint_states, iter_joint_states
-from rnea_ros.analysis.identification import identify, predict
+from rnea_ros.analysis.identification import Accumulator, predict
 from rnea_ros.analysis.output import identified_urdf, node_parameters, write_atomic
 from rnea_ros.core import friction as fr
 from rnea_ros.core.model import RobotModel
@@ -105,7 +110,8 @@ def parse_fixed(items, model):
 class Samples:
     """Conditioned samples of one or more bags in model order, and how they were made.
 
-    ``data``: (Q, QD, QDD, E) (N, nq), (N, nv) x 3; ``reports``: {bag: signals.Report};
+    ``data``: (Q, QD, QDD, E) (N, nq), (N, nv) x 3, or None when the samples were streamed
+    into sinks (:func:`read_recordings`) instead of kept; ``reports``: {bag: signals.Report};
     ``held``: {joint: position} of the model joints the recordings lack.
     """
 
@@ -126,14 +132,69 @@ class Samples:
         return out
 
 
-def load_recordings(bags, model, topic='/joint_states', window=None, cutoff=None, fixed=None,
-                    like=None, max_samples=signals.MAX_SAMPLES, chunk=20_000, progress=True):
-    """Return the :class:`Samples` of bags (read and conditioned chunk by chunk).
+class Excerpt:
+    """Every k-th sample of a stream, at most about ``limit`` samples (for plots).
 
+    k doubles (every other kept sample dropped) whenever more than ``limit`` are kept, so that
+    the excerpt spans the whole recording in bounded memory; the fit never uses it.
+    """
+
+    def __init__(self, limit=20_000):
+        """Start empty, keeping every sample."""
+        self.limit, self.step, self.seen, self.parts = int(limit), 1, 0, []
+
+    def add(self, *arrays):
+        """Take a block of samples (arrays with one row per sample)."""
+        n = arrays[0].shape[0]
+        first = (-self.seen) % self.step
+        self.parts.append([a[first::self.step].copy() for a in arrays])
+        self.seen += n
+        if sum(p[0].shape[0] for p in self.parts) > self.limit:
+            data = self.data()
+            self.step *= 2
+            self.parts = [[a[::2] for a in data]]
+
+    def data(self):
+        """Return the kept samples as arrays (one per array given to :meth:`add`)."""
+        if not self.parts:
+            return None
+        return tuple(np.concatenate([p[k] for p in self.parts])
+                     for k in range(len(self.parts[0])))
+
+
+def load_recordings(bags, model, topic='/joint_states', window=None, cutoff=None, fixed=None,
+                    like=None, max_samples=None, chunk=20_000, progress=True):
+    """Return the :class:`Samples` of bags with every sample kept in arrays.
+
+    See :func:`read_recordings`; ``max_samples`` caps the samples kept (by decimation: a
+    preview, the fit streams instead and uses them all).
+    """
+    parts = []
+    recording = read_recordings(bags, model, topic, window, cutoff, fixed, like,
+                                sinks=[lambda *block: parts.append(list(block))],
+                                max_samples=max_samples, chunk=chunk, progress=progress)
+    if not parts:
+        raise ValueError('no samples left after cleaning the recordings')
+    data = []
+    for k in range(4):                  # one array at a time, its parts freed (peak memory)
+        data.append(np.concatenate([p[k] for p in parts]))
+        for p in parts:
+            p[k] = None
+    recording.data = tuple(data)
+    return recording
+
+
+def read_recordings(bags, model, topic='/joint_states', window=None, cutoff=None, fixed=None,
+                    like=None, sinks=(), max_samples=None, chunk=20_000, progress=True):
+    """Read and condition bags chunk by chunk; pass each block to every sink; return Samples.
+
+    Each sink is called with (Q, QD, QDD, E) of a block of conditioned samples in model order
+    (e.g. :meth:`rnea_ros.analysis.identification.Accumulator.add`); nothing is kept here, so
+    memory does not grow with the recording (the returned :class:`Samples` has ``data`` None).
     The cutoffs are estimated on the first bag (module doc of :mod:`rnea_ros.analysis.signals`)
     unless ``cutoff`` / ``window`` is given or ``like`` (the Samples of the training bags)
     provides them.  ``fixed``: {joint: position} of model joints the recording lacks (others
-    lacking are held at 0).  At most about ``max_samples`` samples are kept in all.
+    lacking are held at 0).
     """
     fixed = dict(fixed or {})
     if like is not None:
@@ -142,8 +203,16 @@ def load_recordings(bags, model, topic='/joint_states', window=None, cutoff=None
         cutoff = None if window else dict(zip(first.joints, first.cutoff))
     counts = [count_joint_states(bag, topic) for bag in bags]
     total = sum(counts)
-    parts, reports, held = [], {}, {}
+    reports, held, blocks = {}, {}, 0
     off_q, off_v = model.nq - model.njoints, model.nv - model.njoints
+
+    def emit(block):
+        nonlocal blocks
+        data = _model_order(block, model, present, held, off_q, off_v)
+        for sink in sinks:
+            sink(*data)
+        blocks += 1
+
     for bag, count in zip(bags, counts):
         bar = Progress(f'reading {os.path.basename(os.path.normpath(bag))}',
                        count if progress else 0)
@@ -174,26 +243,21 @@ def load_recordings(bags, model, topic='/joint_states', window=None, cutoff=None
                 if isinstance(cutoff, dict):
                     conditioner.report.method = 'training'
 
-            blocks = conditioner.feed(t, Q[:, cols], None if QD is None else QD[:, cols],
-                                      E[:, cols])
-            parts += [_model_order(b, model, present, held, off_q, off_v) for b in blocks]
+            for block in conditioner.feed(t, Q[:, cols], None if QD is None else QD[:, cols],
+                                          E[:, cols]):
+                emit(block)
             bar.update(t.size)
         bar.close()
         if conditioner is None:
             raise ValueError(f'topic {topic!r} in {bag!r} has no usable messages')
-        parts += [_model_order(b, model, present, held, off_q, off_v)
-                  for b in conditioner.finish()]
+        for block in conditioner.finish():
+            emit(block)
         reports[bag] = conditioner.report
         if cutoff is None and window is None:     # later bags use the first bag's estimate
             cutoff = dict(zip(conditioner.report.joints, conditioner.report.cutoff))
-    if not parts:
+    if not blocks:
         raise ValueError('no samples left after cleaning the recordings')
-    data = []
-    for k in range(4):                  # one array at a time, its parts freed (peak memory)
-        data.append(np.concatenate([p[k] for p in parts]))
-        for p in parts:
-            p[k] = None
-    return Samples(tuple(data), reports, held)
+    return Samples(None, reports, held)
 
 
 def _model_order(block, model, present, held, off_q, off_v):
@@ -226,7 +290,11 @@ def residual_rms(model, x, data, joints):
 
 
 def summarise(model, result, x_nom, train, validation):
-    """Return the report as a JSON-ready dict."""
+    """Return the report as a JSON-ready dict.
+
+    ``train`` and ``validation`` (or None): the :class:`Accumulator` of the samples (the
+    residuals come from its sums: no samples kept), or (Q, QD, QDD, E) arrays.
+    """
     joints = result.moving
     names = [model.joint_names[j] for j in joints]
     fm = result.friction_model
@@ -248,9 +316,13 @@ def summarise(model, result, x_nom, train, validation):
     for label, data in (('training', train), ('validation', validation)):
         if data is None:
             continue
-        nominal = residual_rms(model, x_nom, data, joints)
-        identified = residual_rms(model, result, data, joints)
-        effort = np.sqrt(np.mean(data[3][:, model.nv - model.njoints + joints] ** 2, axis=0))
+        if not isinstance(data, Accumulator):    # arrays: their sums (the same figures)
+            sums = Accumulator(model, [result.friction_model])
+            sums.add(*data)
+            data = sums
+        nominal = data.residual_rms(x_nom, joints)
+        identified = data.residual_rms(result, joints)
+        effort = data.effort_rms(joints)
         out['residual_rms'][label] = {
             n: {'nominal': float(a), 'identified': float(b), 'effort_rms': float(e)}
             for n, a, b, e in zip(names, nominal, identified, effort)}
@@ -322,8 +394,11 @@ def text_report(summary):
     return '\n'.join(lines)
 
 
-def plot(model, result, x_nom, data, out_dir, label):
-    """Write measured / nominal / identified efforts of the moving joints to a PNG; return it."""
+def plot(model, result, x_nom, data, out_dir, label, step=1):
+    """Write measured / nominal / identified efforts of the moving joints to a PNG; return it.
+
+    ``data``: (Q, QD, QDD, E) of every ``step``-th sample (an :class:`Excerpt`).
+    """
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -341,7 +416,7 @@ def plot(model, result, x_nom, data, out_dir, label):
         ax.set_ylabel(model.joint_names[j], fontsize=7)
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=7)
-    axes[-1][0].set_xlabel('sample')
+    axes[-1][0].set_xlabel('sample' if step == 1 else f'sample (1 in {step} shown)')
     fig.tight_layout()
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, f'identify_{label}.png')
@@ -370,14 +445,20 @@ def _run_identify(args):
     if args.cutoff is not None and not args.cutoff > 0:
         raise ValueError(f'--cutoff {args.cutoff}: give a positive frequency in Hz')
     fixed = parse_fixed(args.fixed, model)
-    loaded = load_recordings(args.bags, model, args.topic, window=args.window,
-                             cutoff=args.cutoff, fixed=fixed)
-    checked = load_recordings([args.validate], model, args.topic, fixed=fixed,
-                              like=loaded) if args.validate else None
-    train = loaded.data
-    validation = checked.data if checked is not None else None
-    result = identify(model, *train, band=args.band, prior=args.prior,
-                      friction=getattr(args, 'friction', 'auto'))
+    friction = getattr(args, 'friction', 'auto')
+    train = Accumulator(model, friction, args.band)
+    shown = Excerpt() if args.report else None
+    loaded = read_recordings(args.bags, model, args.topic, window=args.window,
+                             cutoff=args.cutoff, fixed=fixed,
+                             sinks=[train.add] + ([shown.add] if shown else []))
+    result = train.identify(prior=args.prior)
+    validation, checked, shown_check = None, None, None
+    if args.validate:
+        validation = Accumulator(model, [result.friction_model], args.band)
+        shown_check = Excerpt() if args.report else None
+        checked = read_recordings([args.validate], model, args.topic, fixed=fixed, like=loaded,
+                                  sinks=[validation.add]
+                                  + ([shown_check.add] if shown_check else []))
     x_nom = np.concatenate([inertial_parameters(model), joint_parameters(model)])
     summary = summarise(model, result, x_nom, train, validation)
     summary['signals'] = {bag: r.to_dict() for bag, r in loaded.reports.items()}
@@ -390,9 +471,10 @@ def _run_identify(args):
     params_text = node_parameters(model, result) if args.params_out else None
     plots = []
     if args.report:
-        plots.append(plot(model, result, x_nom, train, args.report, 'training'))
-        if validation is not None:
-            plots.append(plot(model, result, x_nom, validation, args.report, 'validation'))
+        for data, label in ((shown, 'training'), (shown_check, 'validation')):
+            if data is not None and data.data() is not None:
+                plots.append(plot(model, result, x_nom, data.data(), args.report, label,
+                                  step=data.step))
         write_atomic(os.path.join(args.report, 'identify.json'), json.dumps(summary, indent=2))
     write_atomic(args.out, urdf_text)
     if params_text is not None:

@@ -28,12 +28,14 @@ efforts) goes through, chunk by chunk (memory does not grow with the recording):
    is applied to q and differentiated twice).  The filter runs over chunks with margins of
    6 / fc on each side (the transient of the filter is below 1e-6 after that), keeping the
    middle: chunked and whole-record results agree.
-5. **Decimation.**  The grid is thinned to every m-th sample, m such that the kept rate stays
-   at least 200 Hz and 5 times the highest cutoff, and that at most ``max_samples`` samples
-   are kept in all (identification needs far fewer than an hour at 1 kHz: the fit's memory
-   and time stay bounded).  Positions and efforts are low-passed at 0.4 times the kept rate
+5. **Decimation.**  The grid is thinned to every m-th sample, m the largest such that the
+   kept rate stays at least 200 Hz and 5 times the highest cutoff: the velocities carry nothing
+   above the cutoff, and positions and efforts are low-passed at 0.4 times the kept rate
    before thinning (anti-aliasing; the efforts are not filtered at the velocity cutoff, so that
-   friction's fast changes at velocity reversals stay in them).
+   friction's fast changes at velocity reversals stay in them).  It is a signal-processing
+   step, not a memory bound: identify streams every kept sample into its sums
+   (:class:`rnea_ros.analysis.identification.Accumulator`).  ``max_samples`` (default None)
+   can cap the samples of a recording of ``expected_rows`` for a preview.
 
 ``window`` (samples) replaces steps 3-4 by the Savitzky-Golay derivative of earlier versions
 (order 2, on the grid); ``cutoff`` (Hz) replaces step 3.  Filtering and decimation follow
@@ -52,7 +54,6 @@ MARGIN = 2.0        # cutoff = MARGIN * knee: the filter's gain is 0.996 at the 
 ORDER = 4           # Butterworth order (run twice: zero phase)
 MIN_RATE = 200.0    # decimation keeps at least this rate (Hz) ...
 RATE_PER_CUTOFF = 5.0   # ... and this many times the highest cutoff
-MAX_SAMPLES = 150_000   # and at most this many samples in all
 
 
 def clean_rows(t, X, previous=None, moving=None):
@@ -280,7 +281,7 @@ class Conditioner:
     """
 
     def __init__(self, joints, cutoff=None, window=None, dt=None, decimation=None,
-                 expected_rows=None, max_samples=MAX_SAMPLES, estimate_seconds=30.0,
+                 expected_rows=None, max_samples=None, estimate_seconds=30.0,
                  block=32768):
         """Set the options (see the class doc)."""
         self.report = Report(joints=list(joints))
@@ -373,7 +374,7 @@ class Conditioner:
             keep_rate = max(MIN_RATE, RATE_PER_CUTOFF * (0.0 if self.cutoff is None
                                                          else float(self.cutoff.max())))
             m = max(1, int(rate // keep_rate))
-            if self.expected:
+            if self.expected and self.max_samples:
                 m = max(m, int(math.ceil(self.expected / self.max_samples)))
             self.decimation = m
         self.report.decimation = self.decimation
