@@ -47,7 +47,7 @@ Dombre section 12.5.2): w_j = 1 / sigma_j^2, sigma_j^2 from the residuals of the
 fit, then of the weighted one (twice).  A shoulder the model predicts to 0.1 N m no longer
 drowns a wrist predicted to 0.01 N m, where most of the COM shows.  The covariance form's
 ``P_k = Phi_k^-1`` without its round-off drift; memory is one 10x10 matrix per joint whatever
-the number of samples, and the eigen-decomposition of the weighted Phi (parameters scaled by
+the number of samples, and the eigen-decomposition of Phi = sum_j Phi_j (parameters scaled by
 ``mass_scale`` kg and ``length_scale`` m) tells exactly which parameters the data excites.
 When some directions are not excited, phi is the minimum-norm solution over the excited ones,
 so a parameter with no share in the unexcited directions is still the unique one.
@@ -436,8 +436,9 @@ class PayloadEstimator:
         predicts them: a shoulder's residual of 0.1 N m would drown the wrist's 0.01 N m, where
         the COM shows most.  Weighted least squares (Gautier & Poignet 2001; Khalil & Dombre,
         section 12.5.2): an ordinary fit gives each joint's residual variance, the fit weighted
-        by their inverses is repeated twice.  The weights are proper inverse variances, so
-        ``(sum_j Phi_j / sigma_j^2)^-1`` is the covariance.
+        by their inverses is repeated twice.  ``(sum_j Phi_j / sigma_j^2)^-1`` would be its
+        covariance if the residuals were white; :meth:`estimate` reports the unweighted fit's
+        (see the module doc).
         """
         fit = self._fit()
         weights = np.ones(self.model.njoints)
