@@ -159,8 +159,25 @@ def test_grasp_figures_and_verdict():
     assert figures['drift_ratio_unknown'] == pytest.approx(2000.0)
     assert all(scenes.grasp_verdict(figures).values())
     worse = scenes.grasp_figures(scene, {'mass': 2.2, 'com': [0.02, 0.0, 0.1]},
-                                 {'no_payload': 1e-4, 'payload_committed': 3e-4})
+                                 {'no_payload': 1.5e-3, 'payload_committed': 3.1e-3})
+    assert figures['drift_ratio_judged'] == pytest.approx(0.15)
+    assert worse['drift_ratio_judged'] == pytest.approx(worse['drift_ratio_committed'])
     assert not any(scenes.grasp_verdict(worse).values())
+
+
+def test_grasp_drift_is_judged_against_a_floor_not_a_lucky_model():
+    """A no-payload drift below 1 mrad counts as 1 mrad; the literal ratio is still reported."""
+    scene = scenes.GraspScene('panda_link7')
+    tiny = {'no_payload': 3e-5, 'payload_committed': 2.9e-4}      # a near-perfect model
+    figures = scenes.grasp_figures(scene, None, tiny)
+    assert figures['drift_ratio_committed'] == pytest.approx(9.667, rel=1e-3)
+    assert figures['drift_ratio_judged'] == pytest.approx(0.29)
+    assert scenes.grasp_verdict(figures) == {'drift_back_within_2x': True}
+    fell = scenes.grasp_figures(scene, None, dict(tiny, payload_committed=2.5e-3))
+    assert scenes.grasp_verdict(fell) == {'drift_back_within_2x': False}   # 2.5 mrad > 2 x 1
+    text = report.format_scenes({'grasp': dict(figures, verdict=scenes.grasp_verdict(
+        figures))})
+    assert '9.67x' in text and '0.29x' in text and 'drift back within 2x met' in text
     assert scenes.grasp_verdict(scenes.grasp_figures(scene, None, {})) == {}
 
 

@@ -247,6 +247,11 @@ def optimise_excitation(model, duration=30.0, joints=None, base_frequency=None, 
     its middle, velocities within ``speed`` times the URDF limit (2 rad/s when none), efforts
     within 90 % of the URDF limit (penalised).  ``restarts`` random coefficient sets, the best
     refined by L-BFGS-B for ``iterations``.
+
+    The design is a pure function of (model, options, seed) on a machine: the random starts
+    come from ``seed`` alone, there is no time budget, and numba and OpenBLAS run on one thread
+    (:func:`rnea_ros.analysis.blas.single_threaded`), so no reduction order changes between
+    runs; the seed and options are written into the trajectory's ``info``.
     """
     if model.floating_base:
         raise ValueError('excitation design is for fixed-base robots')
@@ -290,4 +295,6 @@ def _optimise(model, index, duration, base_frequency, L, margin, speed, points, 
     return FourierTrajectory(one.joints, one.base_frequency, duration, one.q0, one.a, one.b,
                              robot=model.name,
                              info={'condition_number': float(cond),
-                                   'max_effort_ratio': float(ratio * 0.9)})
+                                   'max_effort_ratio': float(ratio * 0.9),
+                                   'seed': int(seed), 'restarts': int(restarts),
+                                   'iterations': int(iterations)})

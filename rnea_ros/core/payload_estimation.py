@@ -38,11 +38,16 @@ The measurement is the residual of the model::
 **Recursive least squares** (Ljung & Söderström, *Theory and Practice of Recursive
 Identification*, 1983, chapter 2), in information form with forgetting factor lambda::
 
-    Phi_k = lambda Phi_{k-1} + Y_k^T Y_k,   beta_k = lambda beta_{k-1} + Y_k^T r_k,
-    phi_k = Phi_k^-1 beta_k,
+    Phi_j,k = lambda Phi_j,k-1 + y_j,k^T y_j,k,   beta_j,k = lambda beta_j,k-1 + y_j,k^T r_j,k,
+    phi = (sum_j w_j Phi_j)^-1 sum_j w_j beta_j,
 
-the covariance form's ``P_k = Phi_k^-1`` without its round-off drift; memory is the 10x10
-matrix whatever the number of samples, and the eigen-decomposition of Phi (parameters scaled by
+kept per joint j (y_j the joint's row of Y_b A), so that the joints can be weighted by the
+inverse of their residual variances (weighted least squares, Gautier & Poignet 2001; Khalil &
+Dombre section 12.5.2): w_j = 1 / sigma_j^2, sigma_j^2 from the residuals of the unweighted
+fit, then of the weighted one (twice).  A shoulder the model predicts to 0.1 N m no longer
+drowns a wrist predicted to 0.01 N m, where most of the COM shows.  The covariance form's
+``P_k = Phi_k^-1`` without its round-off drift; memory is one 10x10 matrix per joint whatever
+the number of samples, and the eigen-decomposition of Phi = sum_j Phi_j (parameters scaled by
 ``mass_scale`` kg and ``length_scale`` m) tells exactly which parameters the data excites.
 When some directions are not excited, phi is the minimum-norm solution over the excited ones,
 so a parameter with no share in the unexcited directions is still the unique one.
@@ -53,12 +58,16 @@ in the link frame): mass and the COM across g_L only.  Static poses therefore gi
 non-parallel g_L suffice in theory, 4 to 6 in practice) and never the inertia, which is then
 reported unobservable.  Slow motion adds the inertia through accelerations and velocities.
 
-**Uncertainty and decision.**  The covariance is ``s^2 Phi^-1`` with s^2 the residual variance
-(at least ``effort_noise^2``) times ``correlation``, the number of consecutive samples that
-share their errors (1: independent samples; the node passes its filter window times its
-sample rate); sigma of COM and inertia about the COM by linear propagation.  The estimate
-is refused (``ok`` False, ``reason`` says why) when a parameter of mass or COM is not excited
-(its direction in the null space of Phi) or too uncertain (sigma of mass above
+**Uncertainty and decision.**  The covariance is that of the unweighted fit, ``s^2 Phi^-1``
+(Phi = sum_j Phi_j) with s^2 its residual variance over all joints (at least
+``effort_noise^2``), times ``correlation``, the number of consecutive samples that share their
+errors (1: independent samples; the node passes its filter window times its sample rate).  It
+is the larger, honest one: the weighted fit's own ``(sum_j Phi_j / sigma_j^2)^-1`` treats the
+residuals as white noise, while the model's errors (friction, the identified inertias) follow
+the motion for seconds, and it understated the demo's COM error by 4x.  Sigmas of COM and
+inertia about the COM by linear propagation.  The estimate is refused (``ok`` False,
+``reason`` says why) when a parameter of mass or COM is not excited (its direction in the null
+space of Phi) or too uncertain (sigma of mass above
 ``mass_tolerance * m + 0.005 kg``, of a COM coordinate above ``com_tolerance``), or when the mass
 is not positive.  Inertia is kept only when it is excited, its sigmas are within
 ``inertia_tolerance`` times its mean principal moment (at least 1e-4 kg m^2) and the inertia
@@ -274,10 +283,12 @@ class PayloadEstimator:
 
     def reset(self):
         """Forget every sample."""
-        self._Phi = np.zeros((NPARAM, NPARAM))
-        self._beta = np.zeros(NPARAM)
-        self._rr = 0.0           # sum of r^T r (weighted)
-        self._rows = 0.0         # number of residual rows (weighted)
+        n = self.model.njoints
+        self._Phi = np.zeros((n, NPARAM, NPARAM))     # per joint: sum of Y_j^T Y_j
+        self._beta = np.zeros((n, NPARAM))            # per joint: sum of Y_j^T r_j
+        self._rr = np.zeros(n)           # per joint: sum of r_j^2 (with forgetting)
+        self._rows = np.zeros(n)         # per joint: number of residual rows (with forgetting)
+        self.joint_sigma = np.full(n, np.nan)   # per-joint residual sigma of the last estimate
         self.samples, self.poses = 0, 0
         self._inertia_note = ''
         self._t0 = self._t1 = None
@@ -337,10 +348,10 @@ class PayloadEstimator:
 
     def _accumulate(self, Y, r):
         lam = self.forgetting
-        self._Phi = lam * self._Phi + Y.T @ Y
-        self._beta = lam * self._beta + Y.T @ r
-        self._rr = lam * self._rr + float(r @ r)
-        self._rows = lam * self._rows + r.size
+        self._Phi = lam * self._Phi + Y[:, :, None] * Y[:, None, :]
+        self._beta = lam * self._beta + Y * r[:, None]
+        self._rr = lam * self._rr + r * r
+        self._rows = lam * self._rows + 1.0
 
     @property
     def span(self):
@@ -374,38 +385,80 @@ class PayloadEstimator:
 
     # -- the estimate -----------------------------------------------------------------------
 
-    def _variance(self, phi, nparam):
-        ssr = self._rr - 2.0 * phi @ self._beta + phi @ self._Phi @ phi
-        dof = self._rows - nparam
-        s2 = max(ssr, 0.0) / dof if dof > 0 else np.inf
-        return self.correlation * max(s2, self.effort_noise ** 2), max(ssr, 0.0)
+    def _joint_ssr(self, phi):
+        """Return each joint's sum of squared residuals of the fit phi."""
+        return np.maximum(self._rr - 2.0 * self._beta @ phi
+                          + np.einsum('i,jik,k->j', phi, self._Phi, phi), 0.0)
 
-    def _fit(self):
-        """Return the least-squares fit over the excited directions (scaled Phi, see module).
+    def _pooled_variance(self, phi, rank):
+        """Return correlation x the residual variance of the unweighted fit phi (floored)."""
+        dof = self._rows.sum() - rank
+        ssr = float(self._joint_ssr(phi).sum())
+        s2 = ssr / dof if dof > 0 else np.inf
+        return self.correlation * max(s2, self.effort_noise ** 2)
 
-        Return (phi (10,), Phi^+ (10 x 10), share of each parameter in the unexcited
-        directions (10,), those directions (10 x k), rank): phi is the minimum-norm solution,
-        so the parameters with no share in the unexcited directions are the unique ones.
+    def _weights(self, phi, rank):
+        """Return the per-joint weights 1 / sigma_j^2 of the residuals of the fit phi.
+
+        sigma_j^2 is joint j's residual variance, its share of the degrees of freedom taken
+        by the ``rank`` fitted parameters removed, and at least ``effort_noise^2``.
         """
+        total = self._rows.sum()
+        dof = self._rows * max(1.0 - rank / total, 0.0) if total > 0 else self._rows
+        ssr = self._joint_ssr(phi)
+        s2 = np.where(dof > 0, ssr / np.where(dof > 0, dof, 1.0), np.inf)
+        self.joint_sigma = np.sqrt(np.maximum(s2, self.effort_noise ** 2))
+        return 1.0 / self.joint_sigma ** 2
+
+    def _fit(self, weights=None):
+        """Return the weighted least-squares fit over the excited directions (scaled Phi).
+
+        ``weights``: per joint (default 1).  Return (phi (10,), (sum_j w_j Phi_j)^+ (10 x 10),
+        share of each parameter in the unexcited directions (10,), those directions (10 x k),
+        rank): phi is the minimum-norm solution, so the parameters with no share in the
+        unexcited directions are the unique ones.
+        """
+        w = np.ones(self.model.njoints) if weights is None else weights
+        Phi = np.einsum('j,jik->ik', w, self._Phi)
+        beta = w @ self._beta
         d = self._scale
-        lam, V = np.linalg.eigh(self._Phi * np.outer(d, d))
+        lam, V = np.linalg.eigh(Phi * np.outer(d, d))
         top = max(lam[-1], 0.0)
         null = lam <= _NULL_RTOL * top if top > 0.0 else np.ones(lam.size, dtype=bool)
         share = np.sum(V[:, null] ** 2, axis=1)
         inv = (V[:, ~null] / lam[~null]) @ V[:, ~null].T * np.outer(d, d)
-        return inv @ self._beta, inv, share, V[:, null], int(np.sum(~null))
+        return inv @ beta, inv, share, V[:, null], int(np.sum(~null))
+
+    def _weighted_fit(self):
+        """Return :meth:`_fit` weighted by the joints' residual variances, and the weights.
+
+        Joints differ by orders of magnitude in how well the model (identified or configured)
+        predicts them: a shoulder's residual of 0.1 N m would drown the wrist's 0.01 N m, where
+        the COM shows most.  Weighted least squares (Gautier & Poignet 2001; Khalil & Dombre,
+        section 12.5.2): an ordinary fit gives each joint's residual variance, the fit weighted
+        by their inverses is repeated twice.  ``(sum_j Phi_j / sigma_j^2)^-1`` would be its
+        covariance if the residuals were white; :meth:`estimate` reports the unweighted fit's
+        (see the module doc).
+        """
+        fit = self._fit()
+        weights = np.ones(self.model.njoints)
+        for _ in range(2):
+            weights = self._weights(fit[0], fit[4])
+            fit = self._fit(weights)
+        return fit, weights
 
     def estimate(self):
         """Return the :class:`PayloadEstimate` of the samples so far (refused ones say why)."""
         self._inertia_note = ''
         if self.samples == 0:
             return self._refused('no samples', np.full(NPARAM, np.nan), np.nan)
-        phi, inv, share, null, rank = self._fit()
-        s2, ssr = self._variance(phi, rank)
+        phi0, inv, share, null, rank = self._fit()
+        phi = self._weighted_fit()[0][0]
+        ssr = float(self._joint_ssr(phi).sum())
         reason = self._unexcited_reason(share[:4], null)
         if reason:
             return self._refused(reason, phi, ssr)
-        cov = s2 * inv
+        cov = self._pooled_variance(phi0, rank) * inv
         note = self._inertia_check(phi, cov, share)
         if not note:
             return self._decide(phi, cov, point_mass=False, note='', ssr=ssr)
@@ -438,7 +491,7 @@ class PayloadEstimator:
         return PayloadEstimate(
             self.link, False, reason, float('nan'), np.full(3, np.nan), np.full((3, 3), np.nan),
             float('inf'), np.full(3, np.inf), np.full(6, np.inf), True, self._inertia_note,
-            self.samples, self.poses, self._rms(self._rr), self._rms(ssr), phi,
+            self.samples, self.poses, self._rms(self._rr.sum()), self._rms(ssr), phi,
             np.full((NPARAM, NPARAM), np.nan))
 
     def _decide(self, phi, cov, point_mass, note, ssr):
@@ -465,7 +518,8 @@ class PayloadEstimator:
                           f'{self.com_tolerance:g} m; add poses that tilt {self.link} more')
         return PayloadEstimate(self.link, not reason, reason, float(m), c, inertia,
                                float(mass_sigma), com_sigma, inertia_sigma, point_mass, note,
-                               self.samples, self.poses, self._rms(self._rr), self._rms(ssr),
+                               self.samples, self.poses, self._rms(self._rr.sum()),
+                               self._rms(ssr),
                                phi, cov)
 
     def _unexcited_reason(self, share, null):
@@ -503,7 +557,8 @@ class PayloadEstimator:
                 'the link frame); add poses that tilt it')
 
     def _rms(self, ssr):
-        return float(np.sqrt(max(ssr, 0.0) / self._rows)) if self._rows > 0 else float('nan')
+        rows = self._rows.sum()
+        return float(np.sqrt(max(ssr, 0.0) / rows)) if rows > 0 else float('nan')
 
 
 def _propagate(phi, cov):

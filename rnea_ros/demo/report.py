@@ -229,6 +229,12 @@ def format_scenes(scenes):
                      '{}, payload committed {}'.format(*[
                          '{:.3g}'.format(1e3 * drift[key]) if key in drift else '-'
                          for key in ('no_payload', 'payload_unknown', 'payload_committed')]))
+        if 'drift_ratio_committed' in grasp:
+            lines.append('  committed / no payload: {:.2f}x; judged against max(no payload, '
+                         '{:.3g} mrad): {:.2f}x (target <= 2x)'.format(
+                             grasp['drift_ratio_committed'],
+                             1e3 * grasp.get('drift_floor_rad', 0.0),
+                             grasp.get('drift_ratio_judged', grasp['drift_ratio_committed'])))
         lines.append('grasp targets: ' + _verdict_text(grasp.get('verdict', {})))
     return '\n'.join(lines)
 

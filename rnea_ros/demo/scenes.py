@@ -13,6 +13,14 @@ parameters ``payload_*``). Gravity compensation without it drifts; the node esti
 estimate is committed, and gravity compensation with it drifts no more than without a payload
 (within :data:`GRASP_DRIFT_FACTOR`). :func:`grasp_figures` computes the errors and drifts.
 
+The no-payload drift that the committed one is compared with is the identified model's own
+error, and it is judged no smaller than :data:`GRASP_DRIFT_FLOOR` (1 mrad over the run, 0.6 mm
+at the panda's reach: an arm that holds still by any integrator's standard).  Without that
+floor the ratio measures the identification's luck, not the payload: with the same seed the
+no-payload figure ranged from 0.03 mrad (a model that tracks at the truth's floor) to 2.6 mrad,
+and a payload COM known to 0.3 mm -- what the same 5 s of data give with the *true* model as the
+node's -- leaves 0.29 mrad, 9x the best no-payload figure.  Both ratios are reported.
+
 Units: N, N m, kg, m, s; wrenches [force, torque] in the named frame about its origin.
 """
 import dataclasses
@@ -26,6 +34,7 @@ TORQUE_RELATIVE = 0.05
 TORQUE_ABSOLUTE = 0.2             # N m (or N)
 WRENCH_RELATIVE = 0.10
 GRASP_DRIFT_FACTOR = 2.0
+GRASP_DRIFT_FLOOR = 1e-3          # rad: the no-payload drift is judged at least this
 MASS_RELATIVE = 0.03
 COM_ABSOLUTE = 0.01               # m
 FALSE_ALARM_MARGIN_S = 0.5        # events this long after the push still belong to it
@@ -349,6 +358,8 @@ def grasp_figures(scene, estimate, drifts):
     committed = drifts.get('payload_committed')
     if base and committed is not None:
         figures['drift_ratio_committed'] = float(committed / base)
+        figures['drift_floor_rad'] = GRASP_DRIFT_FLOOR
+        figures['drift_ratio_judged'] = float(committed / max(base, GRASP_DRIFT_FLOOR))
     if base and drifts.get('payload_unknown') is not None:
         figures['drift_ratio_unknown'] = float(drifts['payload_unknown'] / base)
     return figures
@@ -361,6 +372,6 @@ def grasp_verdict(figures):
         verdict['mass_within_3_percent'] = figures['mass_relative_error'] <= MASS_RELATIVE
         verdict['com_within_1_cm'] = figures['com_error_m'] <= COM_ABSOLUTE
     if 'drift_ratio_committed' in figures:
-        verdict['drift_back_within_2x'] = (figures['drift_ratio_committed'] <=
-                                           GRASP_DRIFT_FACTOR)
+        ratio = figures.get('drift_ratio_judged', figures['drift_ratio_committed'])
+        verdict['drift_back_within_2x'] = ratio <= GRASP_DRIFT_FACTOR
     return verdict
