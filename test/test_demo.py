@@ -104,6 +104,30 @@ def test_lock_step_answers_every_step(demo):
         assert commands['command_rate_hz'] == pytest.approx(1000.0, rel=0.01), label
 
 
+def test_every_tracking_command_used_the_reference_point_of_its_own_step(demo):
+    """The node (reference_sync) never answers a step with the previous step's reference.
+
+    Each command of the nominal tracking run is recomputed from the recorded state and the
+    reference at the step's time: it equals the applied effort (a run is then a pure function
+    of its inputs, whatever the machine's load).
+    """
+    from rnea_ros import inverse_dynamics, RobotModel
+    _, folder = demo
+    scenario = DemoScenario()
+    model = RobotModel.from_urdf_file(scenario.urdf_file)
+    profile = scenario.profile()
+    record = np.load(os.path.join(folder, 'records', 'nominal_tracking.npz'))
+    t, q, qd, effort = record['time'], record['position'], record['velocity'], record['effort']
+    worst = 0.0
+    for k in range(0, len(t) - 1):
+        q_ref, qd_ref, qdd_ref = profile(t[k])
+        qdd = qdd_ref + scenario.kp * (q_ref - q[k]) + scenario.kd * (qd_ref - qd[k])
+        worst = max(worst, np.abs(inverse_dynamics(model, q[k], qd[k], qdd)
+                                  - effort[k + 1]).max())
+    assert len(t) > 3000
+    assert worst < 1e-6
+
+
 def test_bags_and_outputs_written(demo):
     """The excitation bag holds the run at 1 kHz; plots, summary.json and the report agree."""
     summary, folder = demo

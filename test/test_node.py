@@ -271,6 +271,51 @@ def test_computed_torque_law(make, panda):
     np.testing.assert_allclose(out.effort, inverse_dynamics(panda, q, qd, qdd_cmd), rtol=1e-12)
 
 
+def test_reference_sync_answers_a_joint_state_only_with_the_reference_of_its_stamp(make, panda):
+    """With reference_sync the command uses the point of the joint state's stamp.
+
+    Never the previous step's point (lock-step simulators); without it the newest reference is
+    used at once.
+    """
+    kp, kd = 100.0, 20.0
+    q, qd, _ = _state(panda, seed=4)
+    names = list(panda.joint_names[:8])
+
+    def reference(seed, nanosec):
+        q_ref, qd_ref, qdd_ref = _state(panda, seed=seed)
+        msg = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint(
+            positions=list(q_ref[:8]), velocities=list(qd_ref[:8]),
+            accelerations=list(qdd_ref[:8]))])
+        msg.header.stamp = Time(sec=1000, nanosec=nanosec)
+        for ref in (q_ref, qd_ref, qdd_ref):          # the mimic joint follows its driver
+            ref[8] = ref[7]
+        expected = inverse_dynamics(panda, q, qd, qdd_ref + kp * (q_ref - q) + kd * (qd_ref - qd))
+        return msg, expected
+
+    for sync in (False, True):
+        h = make(mode='computed_torque', kp=[kp], kd=[kd], clamp_efforts=False,
+                 reference_sync=sync)
+        old, old_effort = reference(5, 0)             # the point of the previous step
+        h.publish('reference', old)
+        stamp = h.joint_state(panda.joint_names, q, qd, wait=False)
+        if not sync:
+            h.spin_until(lambda: h.answer(stamp) is not None)
+            np.testing.assert_allclose(h.answer(stamp).effort, old_effort, rtol=1e-12)
+            continue
+        h.spin_for(0.3)
+        assert h.answer(stamp) is None, 'answered with the reference of the previous step'
+        new, new_effort = reference(6, stamp)         # the point of the joint state's stamp
+        h.publish('reference', new)
+        h.spin_until(lambda: h.answer(stamp) is not None)
+        np.testing.assert_allclose(h.answer(stamp).effort, new_effort, rtol=1e-12)
+        # An unstamped reference (stamp 0) is never waited for.
+        unstamped, unstamped_effort = reference(7, 0)
+        unstamped.header.stamp = Time(sec=0, nanosec=0)
+        h.publish('reference', unstamped)
+        out = h.joint_state(panda.joint_names, q, qd)
+        np.testing.assert_allclose(out.effort, unstamped_effort, rtol=1e-12)
+
+
 # -- inputs -----------------------------------------------------------------------------------
 
 def test_partial_joint_states_merge_and_the_mimic_follows(make, panda):

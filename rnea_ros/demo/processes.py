@@ -337,8 +337,10 @@ def run_phase(runner, scenario, phase, lock_step, folder, monitor=None, timeout=
             # Time is the simulator's: a stalled process must not make the node drop the
             # reference (desired_timeout) or stop commanding (joint_state_timeout) on the
             # steady clock; every joint state it gets is answered in simulated time.
+            # The node answers the joint state of t only once the reference point of t is in
+            # (not the previous step's point, which on a busy machine can be the newest).
             parameters.update(desired_timeout=2 * LOCK_STEP_TIMEOUT,
-                              joint_state_timeout=2 * LOCK_STEP_TIMEOUT)
+                              joint_state_timeout=2 * LOCK_STEP_TIMEOUT, reference_sync=True)
         parameters.update(phase.rnea)
         processes.append(runner.start(label + '_rnea', 'rnea_ros.node', parameters))
     if mode == 'computed_torque':

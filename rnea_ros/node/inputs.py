@@ -48,10 +48,23 @@ class InputsMixin:
 
     def _on_reference(self, msg):
         if self._rt is not None:
+            stamp = msg.header.stamp
             error = self._rt.reference.from_trajectory(msg.joint_names, msg.points,
-                                                       time.monotonic())
+                                                       time.monotonic(),
+                                                       stamp.sec + 1e-9 * stamp.nanosec)
             if error:
                 self._reject('reference', error)
+            elif self._waiting_for_reference is not None and \
+                    not self._rt.reference.behind(self._waiting_for_reference):
+                self._waiting_for_reference = None      # reference_sync: answer it now
+                self._compute(time.monotonic())
+
+    def _wait_for_reference(self, rt, stamp):
+        """reference_sync: return whether the joint state of ``stamp`` waits for its reference."""
+        wait = (self._cfg['reference_sync'] and rt.settings.mode == 'computed_torque'
+                and rt.reference.behind(stamp))
+        self._waiting_for_reference = stamp if wait else None
+        return wait
 
     def _on_wrench(self, msg):
         if self._rt is not None:

@@ -94,6 +94,13 @@ PARAMETERS = (
               'Seconds (steady clock) after which desired accelerations and the velocity and '
               'acceleration of the computed-torque reference count as zero.',
               low=0.001, high=3600.0),
+    ParamSpec('reference_sync', 'bool', False,
+              'computed_torque, event driven (rate 0): answer a joint state only once a '
+              '~/reference point stamped at or after its stamp is in (header.stamp + '
+              'time_from_start of points[0]; unstamped references are not waited for), up to '
+              'desired_timeout behind the stream. For lock-step simulators: the command then '
+              'never uses the reference of the previous step. Off: the newest reference is '
+              'used.'),
     ParamSpec('joint_state_timeout', 'double', 0.5,
               'Seconds (steady clock) without joint states after which commands stop and '
               'diagnostics report ERROR.', low=0.001, high=3600.0),

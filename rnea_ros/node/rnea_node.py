@@ -104,6 +104,7 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
         self._description_note = None
         self._last_error = ''
         self._stamp = None
+        self._waiting_for_reference = None     # reference_sync: stamp (s) of a joint state
         self._last_joint_state = None
         self._stale = False
         self._commanding = False
@@ -461,7 +462,7 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
             self._stale = False
             self._wrench_time, self._wrench_budget = now, 0.0   # no burst of wrenches owed
             self._log.info('joint states resumed')
-        if self._rate_timer is None:
+        if self._rate_timer is None and not self._wait_for_reference(rt, seconds):
             self._compute(now)
 
     def _on_rate_timer(self):

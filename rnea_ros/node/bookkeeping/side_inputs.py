@@ -80,9 +80,14 @@ class ReferenceInput:
         self.qdd = np.zeros(n)
         self.active = np.zeros(n, dtype=bool)
         self.stamp = -math.inf
+        self.time = -math.inf       # header.stamp + time_from_start of the point (s), if stamped
 
-    def from_trajectory(self, names, points, now):
-        """Take points[0] by joint name; None or why it was rejected."""
+    def from_trajectory(self, names, points, now, header_time=None):
+        """Take points[0] by joint name; None or why it was rejected.
+
+        ``header_time``: the message's header stamp in seconds (None or 0: unstamped); the
+        point's time is then ``header_time + points[0].time_from_start`` (:attr:`time`).
+        """
         if not points:
             return 'trajectory has no points'
         point = points[0]
@@ -106,7 +111,20 @@ class ReferenceInput:
             return error or f'unknown joints {truncated(unknown)}'
         self._store(dst, src, fields)
         self.stamp = now
+        if header_time:
+            offset = point.time_from_start
+            self.time = header_time + offset.sec + 1e-9 * offset.nanosec
+        else:
+            self.time = -math.inf
         return None
+
+    def behind(self, stamp):
+        """Return whether a stamped reference stream has not reached ``stamp`` (s) yet.
+
+        True only while its last point is less than :attr:`timeout` behind ``stamp`` (a stream
+        that stopped, or an unstamped one, is not waited for).
+        """
+        return math.isfinite(self.time) and 0.0 < stamp - self.time <= self.timeout
 
     def _store(self, dst, src, fields):
         self.active[:] = False
