@@ -889,9 +889,10 @@ def _identify(sums, prior, seed):
         raise ValueError(f'{sums.samples} samples: identification needs at least 50')
     moving = sums.moving_joints()
     if moving.size == 0:
-        raise ValueError('the data does not excite the robot: no joint moves more than 0.02 rad '
-                         f'(or m) faster than {band} rad/s; record an excitation trajectory '
-                         '(rnea-ros excite) that moves every joint through its range')
+        raise ValueError(f'the data does not excite the robot: no joint moves through more than '
+                         f'{MIN_RANGE} rad (or m) with {MIN_USABLE} samples faster than {band} '
+                         'rad/s; record an excitation trajectory (rnea-ros excite) that moves '
+                         'every joint through its range')
     candidates = sums.candidates
     bases = [candidate_base(model, fm, moving, sums.hold(), seed) for fm in candidates]
     columns = _Columns(model, bases, moving, feature_keys(candidates))
