@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 from rnea_ros.analysis.excitation import FourierTrajectory
-from rnea_ros.analysis.identification import (identify, is_physically_consistent,
-                                              log_cholesky_batch, parameters_to_log_cholesky,
-                                              predict, pseudo_inertia)
+from rnea_ros.analysis.identification import (identify, is_physically_consistent, predict,
+                                              pseudo_inertia)
 from rnea_ros.core.dynamics import gravity_torques
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.regressor import inertial_parameters, joint_parameters, NPARAM
@@ -22,24 +21,6 @@ def validation_trajectory(traj):
     """Return another motion: harmonics of a reversed, b negated, 70 % of the speed."""
     return FourierTrajectory(traj.joints, traj.base_frequency, traj.duration, traj.q0,
                              0.7 * traj.a[:, ::-1], -0.7 * traj.b, robot=traj.robot)
-
-
-def test_log_cholesky_round_trip_and_jacobian():
-    rng = np.random.default_rng(0)
-    theta = rng.normal(size=(4, NPARAM))
-    phi, dphi = log_cholesky_batch(theta)
-    for b in range(4):
-        assert np.linalg.eigvalsh(pseudo_inertia(phi[b])).min() > 0
-        back = parameters_to_log_cholesky(phi[b])
-        assert np.allclose(log_cholesky_batch(back)[0][0], phi[b], rtol=1e-10, atol=1e-12)
-    h = 1e-7
-    for k in range(NPARAM):
-        step = theta.copy()
-        step[:, k] += h
-        minus = theta.copy()
-        minus[:, k] -= h
-        numeric = (log_cholesky_batch(step)[0] - log_cholesky_batch(minus)[0]) / (2 * h)
-        assert np.allclose(numeric, dphi[:, :, k], rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize('seed', [1, 2, 3])

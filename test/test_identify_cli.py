@@ -97,6 +97,18 @@ def test_bad_recordings_exit_2_and_write_nothing(tmp_path, capsys, kind, message
     assert sorted(os.listdir(tmp_path)) == ['bag']
 
 
+@pytest.mark.parametrize('prior', ['0', '-1'])
+def test_a_prior_weight_that_is_not_positive_exits_2_and_writes_nothing(bags, tmp_path,
+                                                                        capsys, prior):
+    """The consistent fit needs the pull toward the nominal (--prior > 0): one clear line."""
+    out = tmp_path / 'out.urdf'
+    code = main(['identify', bags['train'], '--urdf', PANDA, '--out', str(out),
+                 '--prior', prior])
+    assert code == 2
+    assert f'--prior {float(prior)}: give a positive weight' in capsys.readouterr().err
+    assert os.listdir(tmp_path) == []
+
+
 def test_params_out_reaches_a_namespaced_node(bags, tmp_path, capsys):
     """PARAMS.yaml sits under /** : a node started in namespace /left with it gets every value.
 

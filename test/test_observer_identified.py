@@ -6,17 +6,19 @@ model is identified from its excitation run through ``rnea-ros identify``'s load
 (:mod:`observer_identified`).  ``benchmarks/bench_observer_identified.py`` gives the 60 s
 figures and every push; these tests run shorter versions.
 
-The identification uses ``--friction coulomb``: with the default (auto) the choice on this
-excitation is the asymmetric law, whose physically consistent fit stops at its evaluation limit
-far from the data (effort residuals of 2 to 5 N m, as the nominal URDF's).
+The identification uses ``--friction coulomb`` (the benchmark's default); with the default
+(auto) the choice on this excitation is the asymmetric law, whose physically consistent fit
+stopped at its evaluation limit far from the data (effort residuals of 2 to 5 N m) until the
+consistent fit became a convex problem solved to its optimum (test_identification_consistent).
 
-Known defect (strict xfail below): panda_finger_joint2 moves faster than identify's 0.05 m/s
-band during only 4 % of the excitation (< its 5 % "moving" rule), so its own equation is left
-out and the consistent fit parks hand mass in the finger (0.115 kg for 0.013 kg).  Its wrong
-coupling with joints 1, 3 and 5 shows when the finger is thrown: at the sinusoid's
-acceleration step at t = 0 (finger 2 residual 2.5 N: an alarm at 2 N) and when a 50 N push on
-the last link slams it into its limit (wrist joint 5 error 0.49 N m for a 0.2 N m bound).  With
-every joint's equations used, both disappear (no alarm; worst 0.19 of the bound).
+Formerly a defect (the two tests that start from rest or slam the finger): panda_finger_joint2
+moves faster than identify's 0.05 m/s band during only 4 % of the excitation, and its equations
+were left out (a 5 % "moving" rule); the consistent fit then parked hand mass in the finger
+(0.115 kg for 0.013 kg), whose wrong coupling with joints 1, 3 and 5 showed when the finger was
+thrown: at the sinusoid's acceleration step at t = 0 (finger 2 residual 2.5 N: an alarm at
+2 N) and when a 50 N push on the last link slammed it into its limit (wrist joint 5 error
+0.49 N m for a 0.2 N m bound).  Now its 621 equations are used (identify needs 50 beyond the
+band) and the prior holds a body to its own nominal mass and size: the finger gets 16 g.
 """
 
 import numpy as np
@@ -98,8 +100,6 @@ def test_pushes_are_detected_and_measured_with_the_identified_model(identified, 
         assert figures['wrench']['within_target'], figures['wrench']
 
 
-@pytest.mark.xfail(strict=True, reason='identify leaves finger 2 out (moving < 5 % of the '
-                   'excitation) and gives its body 0.115 kg: the start transient alarms')
 def test_fast_tracking_from_rest_raises_no_alarm_at_all(identified):
     """1 Hz swing from rest, 2 s, 2 N m: no alarm, the start's acceleration step included."""
     arm, _, model, _, _ = identified
@@ -108,8 +108,6 @@ def test_fast_tracking_from_rest_raises_no_alarm_at_all(identified):
     assert estimate['events'] == [], estimate['event_joints']
 
 
-@pytest.mark.xfail(strict=True, reason='identify gives finger 2 0.115 kg: a 50 N push slams '
-                   'it into its limit and its coupling errs on the wrist')
 def test_a_50_n_push_on_the_last_link_meets_the_torque_target(identified):
     """50 N on the last link: every arm joint within max(5 %, 0.2 N m) from 50 ms on."""
     arm, _, model, _, _ = identified

@@ -14,9 +14,9 @@ Gautier and Khalil 1990; Gautier 1997 for the weighting):
    range, the share of fast samples and the mean position.  The samples are then dropped:
    every sample is used and memory does not depend on the recording's length.  Everything
    below works on these sums.
-1. The joints that the data moves are found (range > 0.02 and faster than the band in more
-   than 5 % of the samples); the others are held at their mean position and their efforts are
-   not used.
+1. The joints that the data moves are found (range > 0.02 and at least 50 equations beyond
+   the band, however short a share of the recording: :func:`moving`); the others are held at
+   their mean position and their efforts are not used.
 2. Per candidate friction model (:class:`FrictionModel`: the law of
    :mod:`rnea_ros.core.friction` with some of its terms, plus rotor inertia Ia and an effort
    offset per joint), the base parameters of that motion
@@ -45,14 +45,16 @@ Gautier and Khalil 1990; Gautier 1997 for the weighting):
    variance the data removed: base parameters the data leaves near the prior are reported as
    weakly excited, by name.
 5. A physically consistent full parameter set: per body the pseudo-inertia
-   ``J = [[Sigma, h], [h^T, m]]`` (``Sigma = tr(I)/2 1 - I``) is written ``J = U U^T`` with U
-   upper triangular (the log-Cholesky parametrisation of Rucker and Wensing 2022: positive
-   diagonal by exponentials), so that m > 0 and the inertia about the COM is positive definite
-   and satisfies the triangle inequalities for any value of the variables.  The variables are
-   fitted (``scipy.optimize.least_squares``) so that ``K phi`` matches the weighted estimate in
-   the metric of the data (``||R_w (K phi - beta)||``, R_w from a QR of W_w: the same as the
-   weighted data misfit), plus the prior term pulling every parameter toward the nominal
-   URDF, which decides the directions the data cannot see.  Fv, Fs, Fx and Ia are kept >= 0.
+   ``J = [[Sigma, h], [h^T, m]]`` (``Sigma = tr(I)/2 1 - I``) must be positive definite (then
+   m > 0 and the inertia about the COM is positive definite and satisfies the triangle
+   inequalities), a linear matrix inequality in the ten parameters (Wensing, Kim and Slotine
+   2017).  The full set is fitted so that ``K phi`` matches the weighted estimate in the metric
+   of the data (``||R_w (K phi - beta)||``, R_w from a QR of W_w: the same as the weighted data
+   misfit), plus the prior term pulling every parameter toward the nominal URDF (scaled by each
+   body's nominal mass and size), which decides the directions the data cannot see; Fv, Fs,
+   Fx and Ia are kept >= 0.  A convex problem, solved to its optimum by the barrier method
+   (:func:`consistent_least_squares`): where the weighted estimate is consistent, the
+   consistent set is that estimate.
 6. The residual RMS of any parameter set over the accumulated samples is a quadratic form of
    the sums (:meth:`Accumulator.residual_rms`): the validation report needs no samples either.
 
@@ -70,6 +72,8 @@ from rnea_ros.core.regressor import inertial_parameters, NPARAM, parameter_names
 
 MIN_EXTENT = 1e-3            # m: no body is thinner (keeps J strictly positive, URDF round trip)
 STICK_BAND = 0.05            # |qd| below which an equation is left out (stick-slip), rad/s
+MIN_RANGE = 0.02             # rad (or m): a joint whose range is smaller is held still
+MIN_USABLE = 50              # equations beyond the stick band a moving joint needs
 POOR_CONDITION = 1000.0      # warn above this condition number of the base regressor
 WEAK = 0.5                   # a base parameter the data decides less than this share of is weak
 BASE_TOL = 1e-5              # a column this close to the span of the others is not a base one
@@ -227,11 +231,24 @@ def usable_equations(qd, band=STICK_BAND):
 
 
 def moving_joints(model, Q, QD, band):
-    """Return the indices of the joints the data moves (range > 0.02 and speed beyond band)."""
+    """Return the indices of the joints the data moves (:func:`moving`)."""
     off_q, off_v = model.nq - model.njoints, model.nv - model.njoints
     span = np.ptp(Q[:, off_q:], axis=0) if len(Q) else np.zeros(model.njoints)
-    fast = np.mean(np.abs(QD[:, off_v:]) > band, axis=0) if len(QD) else span
-    return np.flatnonzero((span > 0.02) & (fast > 0.05))
+    fast = np.sum(np.abs(QD[:, off_v:]) > band, axis=0) if len(QD) else span
+    return moving(span, fast)
+
+
+def moving(span, fast):
+    """Return the joints whose own equations inform the fit: range and usable equations.
+
+    A joint moves when its range exceeds MIN_RANGE and at least MIN_USABLE of its equations
+    lie beyond the stick band (``fast``: their count per joint), however short a share of the
+    recording that is (a gripper finger opening and closing a few times).  Its equations then
+    weigh its body's mass and its friction and rotor inertia directly; what they leave
+    undecided keeps the nominal value (the prior).  Without them, the other joints' equations
+    alone would decide its body's parameters, through their sums with the bodies around it.
+    """
+    return np.flatnonzero((np.asarray(span) > MIN_RANGE) & (np.asarray(fast) >= MIN_USABLE))
 
 
 def candidate_base(model, fm, moving, hold, seed=0):
@@ -432,8 +449,7 @@ class Accumulator:
         """Return the joints the data moves (as :func:`moving_joints`)."""
         if self.samples == 0:
             return np.zeros(0, dtype=int)
-        span = self.q_max - self.q_min
-        return np.flatnonzero((span > 0.02) & (self.fast / self.samples > 0.05))
+        return moving(self.q_max - self.q_min, self.fast)
 
     def hold(self):
         """Return the mean position of every joint (where the joints that do not move stay)."""
@@ -518,7 +534,7 @@ class Accumulator:
         return _identify(self, prior, seed)
 
 
-# -- log-Cholesky parametrisation of the pseudo-inertia ------------------------------------------
+# -- the pseudo-inertia: physical consistency as a linear matrix inequality -----------------------
 
 def pseudo_inertia(phi10):
     """Return the 4x4 pseudo-inertia J of ten parameters [m, h, I_O xx xy xz yy yz zz]."""
@@ -540,70 +556,119 @@ def parameters_of_pseudo_inertia(J):
                      inertia[0, 2], inertia[1, 1], inertia[1, 2], inertia[2, 2]])
 
 
-# Entries of U that theta's entries 1-9 set: (d1, d2, d3 on the diagonal, then s12 s23 s13, t).
-_U_ENTRIES = ((0, 0), (1, 1), (2, 2), (0, 1), (1, 2), (0, 2), (0, 3), (1, 3), (2, 3))
+# J is linear in the ten parameters: J(phi) = sum_i phi_i PSEUDO_BASIS[i].
+PSEUDO_BASIS = np.array([pseudo_inertia(e) for e in np.eye(NPARAM)])
 
 
-def _parameters_of_pseudo_inertias(J):
-    """Return (..., 10) parameters of (..., 4, 4) pseudo-inertias (linear map)."""
-    sigma = J[..., :3, :3]
-    trace = np.trace(sigma, axis1=-2, axis2=-1)
-    out = np.empty(J.shape[:-2] + (NPARAM,))
-    out[..., 0] = J[..., 3, 3]
-    out[..., 1:4] = J[..., :3, 3]
-    for k, (r, c) in enumerate(((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))):
-        out[..., 4 + k] = (trace if r == c else 0.0) - sigma[..., r, c]
-    return out
-
-
-def log_cholesky_batch(theta):
-    """Return (phi (nb, 10), dphi/dtheta (nb, 10, 10)) of log-Cholesky variables (nb, 10).
-
-    theta = (alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3); U = e^alpha [[e^d1, s12, s13, t1],
-    [0, e^d2, s23, t2], [0, 0, e^d3, t3], [0, 0, 0, 1]] and J = U U^T (Rucker and Wensing 2022).
-    """
-    theta = np.asarray(theta, dtype=float).reshape(-1, NPARAM)
-    nb = theta.shape[0]
-    ex = np.exp(np.clip(theta[:, :4], -40.0, 40.0))      # clipped: no overflow in trial steps
-    V = np.zeros((nb, 4, 4))
-    V[:, 3, 3] = 1.0
-    for k, (r, c) in enumerate(_U_ENTRIES):
-        V[:, r, c] = ex[:, 1 + k] if k < 3 else theta[:, 1 + k]
-    scale = ex[:, 0] ** 2
-    J = scale[:, None, None] * V @ V.transpose(0, 2, 1)
-    dJ = np.empty((nb, NPARAM, 4, 4))
-    dJ[:, 0] = 2.0 * J
-    for k, (r, c) in enumerate(_U_ENTRIES):
-        factor = scale * (ex[:, 1 + k] if k < 3 else 1.0)
-        D = np.zeros((nb, 4, 4))
-        D[:, r, :] = V[:, :, c]                           # E_rc V^T
-        dJ[:, 1 + k] = factor[:, None, None] * (D + D.transpose(0, 2, 1))
-    phi = _parameters_of_pseudo_inertias(J)
-    dphi = _parameters_of_pseudo_inertias(dJ).transpose(0, 2, 1)   # (nb, 10 phi, 10 theta)
-    return phi, dphi
-
-
-def log_cholesky_to_parameters(theta):
-    """Return the ten parameters of theta = (alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3)."""
-    return log_cholesky_batch(theta)[0][0]
-
-
-def parameters_to_log_cholesky(phi10, floor=1e-6):
-    """Return theta of ten parameters (J is made positive definite first, floor relative)."""
-    J = pseudo_inertia(phi10)
-    w, V = np.linalg.eigh(J)
-    J = (V * np.maximum(w, floor * max(1.0, w.max()))) @ V.T
-    P = np.eye(4)[::-1]
-    U = P @ np.linalg.cholesky(P @ J @ P) @ P           # upper triangular, J = U U^T
-    a = U[3, 3]
-    U = U / a
-    return np.array([math.log(a), math.log(U[0, 0]), math.log(U[1, 1]), math.log(U[2, 2]),
-                     U[0, 1], U[1, 2], U[0, 2], U[0, 3], U[1, 3], U[2, 3]])
+def pseudo_inertias(phi):
+    """Return the (nb, 4, 4) pseudo-inertias of (10 nb,) inertial parameters."""
+    return np.einsum('bi,ijk->bjk', np.reshape(phi, (-1, NPARAM)), PSEUDO_BASIS)
 
 
 def is_physically_consistent(phi10, tol=0.0):
     """Return True if the pseudo-inertia of ten parameters is positive definite (m > 0 etc.)."""
     return bool(np.linalg.eigvalsh(pseudo_inertia(phi10)).min() > tol)
+
+
+def strictly_consistent(phi10, floor=1e-6, mass=0.0):
+    """Return ten parameters near ``phi10`` whose pseudo-inertia is positive definite.
+
+    The eigenvalues of J are raised to at least ``floor`` times the largest of them and
+    ``mass`` (kg: a reference for a body without inertia): a strictly feasible point for
+    :func:`consistent_least_squares`.
+    """
+    w, V = np.linalg.eigh(pseudo_inertia(phi10))
+    low = floor * max(w.max(), mass, 1e-12)
+    return parameters_of_pseudo_inertia((V * np.maximum(w, low)) @ V.T)
+
+
+def consistent_least_squares(B, y, x0, nbodies, positive, gap=1e-8, growth=20.0):
+    """Return argmin ||B x - y||^2 subject to J(phi_b) > 0 per body and x_i > 0 for ``positive``.
+
+    ``x = [phi (10 nbodies), others]``: every body's pseudo-inertia must be positive definite,
+    a linear matrix inequality in phi (Wensing, Kim and Slotine 2017), and the entries
+    ``positive`` of x positive: a convex problem, so its minimum is unique when B has full
+    column rank.  The barrier method (Boyd and Vandenberghe 2004, *Convex Optimization*,
+    section 11.3) from the strictly feasible ``x0``: minimise
+    ``t ||B x - y||^2 - sum_b log det J_b - sum_i log x_i`` by Newton's method for t growing by
+    ``growth`` until ``(4 nbodies + len(positive)) / t`` (the gap to the true minimum) is below
+    ``gap`` times the unconstrained minimum (at least 1).  The barrier's Hessian is ``G^T G``
+    with ``G_i = vec(C^-1 A_i C^-T)`` (J = C C^T, A_i = d J / d phi_i), so each Newton step is
+    the linear least-squares problem of the stacked ``[sqrt(2t) B; G; diag(1 / x_positive)]``,
+    solved by QR: the conditioning of B is not squared.  The step is kept inside the domain
+    (largest step from the generalised eigenvalues of (dJ, J)) and shortened until the
+    objective falls (Armijo).
+    """
+    from scipy.linalg import solve_triangular
+    x = np.array(x0, dtype=float)
+    n, rigid = x.size, NPARAM * nbodies
+    positive = np.asarray(positive, dtype=int)
+    degree = 4 * nbodies + positive.size
+    if not (np.all(x[positive] > 0.0) and all(
+            is_physically_consistent(p) for p in x[:rigid].reshape(-1, NPARAM))):
+        raise ValueError('consistent_least_squares needs a strictly feasible start')
+    identity = np.tile(np.eye(4).ravel(), nbodies)
+
+    def misfit(x):
+        r = B @ x - y
+        return float(r @ r), r
+
+    def barrier(x):
+        try:
+            C = np.linalg.cholesky(pseudo_inertias(x[:rigid]))
+        except np.linalg.LinAlgError:
+            return math.inf
+        if np.any(x[positive] <= 0.0):
+            return math.inf
+        return (-2.0 * np.log(np.diagonal(C, axis1=1, axis2=2)).sum()
+                - np.log(x[positive]).sum())
+
+    def newton_step(x, t):
+        """Return (dx, squared Newton decrement, largest feasible step)."""
+        _, r = misfit(x)
+        Ci = np.linalg.inv(np.linalg.cholesky(pseudo_inertias(x[:rigid])))
+        T = np.einsum('bjk,ikl,bml->bijm', Ci, PSEUDO_BASIS, Ci)      # C^-1 A_i C^-T
+        G = np.zeros((16 * nbodies, n))
+        for b in range(nbodies):
+            G[16 * b:16 * (b + 1), NPARAM * b:NPARAM * (b + 1)] = T[b].reshape(NPARAM, 16).T
+        D = np.zeros((positive.size, n))
+        D[np.arange(positive.size), positive] = 1.0 / x[positive]
+        root = math.sqrt(2.0 * t)
+        S = np.vstack([root * B, G, D])
+        e = np.concatenate([root * r, -identity, -np.ones(positive.size)])
+        Q, R = np.linalg.qr(S)
+        dx = -solve_triangular(R, Q.T @ e)
+        decrement = float(np.sum((S @ dx) ** 2))
+        dJ = pseudo_inertias(dx[:rigid])
+        lowest = np.linalg.eigvalsh(Ci @ dJ @ Ci.transpose(0, 2, 1)).min()
+        largest = -1.0 / lowest if lowest < 0.0 else math.inf
+        falling = dx[positive] < 0.0
+        if falling.any():
+            largest = min(largest, float(np.min(-x[positive][falling] / dx[positive][falling])))
+        return dx, decrement, largest
+
+    unconstrained = misfit(np.linalg.lstsq(B, y, rcond=None)[0])[0]
+    tol = gap * max(unconstrained, 1.0)
+    t = degree / max(misfit(x)[0] - unconstrained, tol)
+    for _ in range(60):
+        for _ in range(50):                      # centring: Newton with a line search
+            dx, decrement, largest = newton_step(x, t)
+            if decrement < 2e-6:
+                break
+            value = t * misfit(x)[0] + barrier(x)
+            s = min(1.0, 0.99 * largest)
+            while s > 1e-10:
+                trial = x + s * dx
+                if t * misfit(trial)[0] + barrier(trial) <= value - 0.25 * s * decrement:
+                    break
+                s *= 0.5
+            else:
+                break                            # no decrease left at this precision
+            x = trial
+        if degree / t < tol:
+            break
+        t *= growth
+    return x
 
 
 # -- estimation ---------------------------------------------------------------------------------
@@ -670,10 +735,25 @@ def weighted_least_squares(A, c, yy, n, sigma_j=None, beta_prior=None, scale=Non
 
 
 def _prior_scales(model, phi_nom):
-    """Return a scale per standard parameter: what counts as a large change of it."""
-    m = phi_nom.reshape(-1, NPARAM)[:, 0]
-    ref = np.maximum(m, 0.05 * max(model.total_mass, 1e-3) / max(model.nbodies, 1))
-    per = np.column_stack([ref, *(0.05 * ref,) * 3, *(0.01 * ref,) * 6])
+    """Return a scale per standard parameter: what counts as a large change of it.
+
+    Per body, from its nominal mass m and size L: m for the mass, m L / 2 for the first
+    moments (its centre of mass moving by half its size), m L^2 for the inertias, where L is
+    twice the RMS distance of its mass from its frame's origin (sqrt(tr Sigma / m), Sigma the
+    second moments of the pseudo-inertia), at most 0.1 m.  A 15 g finger thus keeps its grams
+    and its millimetres where the data does not decide them.  A body without nominal mass
+    (no size to follow) gets 5 % of the robot's mean body mass and L = 0.1 m.
+    """
+    phi = phi_nom.reshape(-1, NPARAM)
+    m = phi[:, 0]
+    trace_sigma = 0.5 * (phi[:, 4] + phi[:, 7] + phi[:, 9])      # tr Sigma = tr I_O / 2
+    massive = m > 0.0
+    ref = np.where(massive, m, 0.05 * max(model.total_mass, 1e-3) / max(model.nbodies, 1))
+    size = np.full(m.size, 0.1)
+    rms = np.sqrt(np.clip(trace_sigma[massive], 0.0, None) / m[massive])
+    size[massive] = np.minimum(0.1, 2.0 * rms)
+    size = np.maximum(size, MIN_EXTENT)
+    per = np.column_stack([ref, *(0.5 * ref * size,) * 3, *(ref * size ** 2,) * 6])
     return per.ravel()
 
 
@@ -690,60 +770,48 @@ def _base_scales(base, standard_scales):
 def consistent_fit(model, base, Rw, beta, joint_nom, moving, prior=1.0, fm=None):
     """Return (phi, joint_params): the physically consistent set matching beta in the R_w metric.
 
-    ``prior`` weighs the pull toward the nominal parameters (one unit = the misfit of one
+    Minimises ``||R_w (K x - beta)||^2 + prior ||(x - x_nom) / scale||^2`` over x = [phi, the
+    moving joints' parameters] (the other joints keep ``joint_nom``), every body's pseudo-inertia
+    positive definite, Fv, Fs, Fx, Ia > 0 (:func:`consistent_least_squares`), offsets free.
+    ``prior`` (> 0) weighs the pull toward the nominal parameters (one unit = the misfit of one
     weighted equation when a parameter moves by its scale: 5 % of a mass, ...).  ``joint_nom``
     (njoints, P) holds the nominal joint parameters of the friction model ``fm`` (default: the
-    symmetric Coulomb-viscous model); friction and rotor inertia are kept >= 0, offsets free.
+    symmetric Coulomb-viscous model).  Started from the nominal parameters or the unconstrained
+    minimum, whichever fits better, each moved strictly inside the constraints.
     """
-    from scipy.optimize import least_squares
+    if not prior > 0.0:
+        raise ValueError(f'the prior weight must be positive, got {prior}')
     nb, nj = model.nbodies, model.njoints
     fm = fm or friction_models(model, 'coulomb')[0]
     P = len(fm.groups) + 1
+    rigid = NPARAM * nb
     phi_nom = inertial_parameters(model)
-    theta0 = np.concatenate([parameters_to_log_cholesky(phi_nom[NPARAM * b:NPARAM * (b + 1)])
-                             for b in range(nb)])
-    scale = _prior_scales(model, phi_nom)
     free = np.zeros((nj, P), dtype=bool)
     free[moving] = True
-    jscale = _joint_scales(fm, nj)[free]
     jnom = np.asarray(joint_nom, dtype=float).reshape(nj, P)
     signed = np.tile([g == 'off' for g in fm.parameter_names], (nj, 1))[free]
-    lower = np.full(theta0.size + int(free.sum()), -np.inf)
-    lower[theta0.size:] = np.where(signed, -np.inf, 0.0)
-    x0 = np.concatenate([theta0, np.where(signed, jnom[free], np.maximum(jnom[free], 1e-9))])
-    sqrt_prior = math.sqrt(prior)
-    M = Rw @ base.K                                      # (b, p)
-    Mphi, Mj = M[:, :NPARAM * nb], M[:, NPARAM * nb:][:, free.ravel()]
-    nt = theta0.size
+    positive = rigid + np.flatnonzero(~signed)
+    x_nom = np.concatenate([phi_nom, jnom[free]])
+    scale = np.concatenate([_prior_scales(model, phi_nom), _joint_scales(fm, nj)[free]])
+    M = Rw @ base.K
+    root = math.sqrt(prior)
+    B = np.vstack([np.hstack([M[:, :rigid], M[:, rigid:][:, free.ravel()]]),
+                   np.diag(root / scale)])
+    y = np.concatenate([Rw @ beta - M[:, rigid:] @ np.where(free, 0.0, jnom).ravel(),
+                        root * x_nom / scale])
 
-    def unpack(x):
-        jp = jnom.copy()
-        jp[free] = x[nt:]
-        return log_cholesky_batch(x[:nt])[0].ravel(), jp
-
-    def residual(x):
-        phi, jp = unpack(x)
-        full = np.concatenate([phi, jp.ravel()])
-        return np.concatenate([Rw @ (base.K @ full - beta),
-                               sqrt_prior * (phi - phi_nom) / scale,
-                               sqrt_prior * (jp[free] - jnom[free]) / jscale])
-
-    def jacobian(x):
-        dphi = log_cholesky_batch(x[:nt])[1]              # (nb, 10, 10)
-        block = np.zeros((nt, nt))                        # dphi/dtheta, block diagonal
-        for b in range(nb):
-            block[NPARAM * b:NPARAM * (b + 1), NPARAM * b:NPARAM * (b + 1)] = dphi[b]
-        nfree = x.size - nt
-        top = np.hstack([Mphi @ block, Mj])
-        mid = np.hstack([sqrt_prior * block / scale[:, None], np.zeros((nt, nfree))])
-        low = np.hstack([np.zeros((nfree, nt)), np.diag(sqrt_prior / jscale)])
-        return np.vstack([top, mid, low])
-
-    result = least_squares(residual, x0, jac=jacobian,
-                           bounds=(lower, np.full(x0.size, np.inf)), method='trf',
-                           tr_solver='lsmr', max_nfev=1000, x_scale='jac')
-    phi, jp = unpack(result.x)
-    return np.concatenate([thickened(p) for p in phi.reshape(nb, NPARAM)]), jp
+    def inside(x, floor):
+        out = x.copy()
+        out[:rigid] = np.concatenate([strictly_consistent(p, floor, m) for p, m in
+                                      zip(x[:rigid].reshape(nb, NPARAM), scale[:rigid:NPARAM])])
+        out[positive] = np.maximum(x[positive], floor * scale[positive])
+        return out
+    starts = (inside(x_nom, 1e-6), inside(np.linalg.lstsq(B, y, rcond=None)[0], 1e-3))
+    x0 = min(starts, key=lambda x: float(np.sum((B @ x - y) ** 2)))
+    x = consistent_least_squares(B, y, x0, nb, positive)
+    jp = jnom.copy()
+    jp[free] = x[rigid:]
+    return np.concatenate([thickened(p) for p in x[:rigid].reshape(nb, NPARAM)]), jp
 
 
 def thickened(phi10, extent=MIN_EXTENT):
@@ -821,9 +889,10 @@ def _identify(sums, prior, seed):
         raise ValueError(f'{sums.samples} samples: identification needs at least 50')
     moving = sums.moving_joints()
     if moving.size == 0:
-        raise ValueError('the data does not excite the robot: no joint moves more than 0.02 rad '
-                         f'(or m) faster than {band} rad/s; record an excitation trajectory '
-                         '(rnea-ros excite) that moves every joint through its range')
+        raise ValueError(f'the data does not excite the robot: no joint moves through more than '
+                         f'{MIN_RANGE} rad (or m) with {MIN_USABLE} samples faster than {band} '
+                         'rad/s; record an excitation trajectory (rnea-ros excite) that moves '
+                         'every joint through its range')
     candidates = sums.candidates
     bases = [candidate_base(model, fm, moving, sums.hold(), seed) for fm in candidates]
     columns = _Columns(model, bases, moving, feature_keys(candidates))

@@ -444,6 +444,9 @@ def _run_identify(args):
         raise ValueError(f'--window {args.window}: give at least 3 samples')
     if args.cutoff is not None and not args.cutoff > 0:
         raise ValueError(f'--cutoff {args.cutoff}: give a positive frequency in Hz')
+    if not args.prior > 0:
+        raise ValueError(f'--prior {args.prior}: give a positive weight (1 = one weighted '
+                         'equation per prior scale)')
     fixed = parse_fixed(args.fixed, model)
     friction = getattr(args, 'friction', 'auto')
     train = Accumulator(model, friction, args.band)
