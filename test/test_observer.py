@@ -234,6 +234,9 @@ def test_detector_hysteresis_and_minimum_duration():
     assert events[1][1].peak == {'b': 2.5, 'a': 1.2}
     assert events[0][1].start == pytest.approx(0.008)
     assert 'panda' not in events[0][1].describe() and "['b']" in events[0][1].describe()
+    for wrong in (np.zeros(3), [1.0]):              # a residual of another length: refused
+        with pytest.raises(ValueError, match='entries'):
+            det.update(1.0, wrong)
 
 
 def test_residual_step_kernel_equals_its_numpy_form():

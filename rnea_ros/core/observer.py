@@ -338,7 +338,12 @@ class CollisionDetector:
     def update(self, t, r):
         """Take the residual r at time t; return a :class:`CollisionEvent` or None."""
         a = self._abs
-        count = exceed(np.ascontiguousarray(r, dtype=np.float64), self.thresholds, a)
+        try:        # a float64 vector (the observer's r): the kernel at once
+            count = exceed(r, self.thresholds, a)
+        except TypeError:
+            count = exceed(np.ascontiguousarray(r, dtype=np.float64), self.thresholds, a)
+        if count < 0:
+            raise ValueError(f'r has {np.size(r)} entries, the detector {a.size} joints')
         if not self.active and count == 0:          # the common case: one kernel call
             if self._pending:
                 self._since[:] = np.nan

@@ -294,8 +294,11 @@ def observer_step(model, buffer, q, qd, effort, index, t, state, scalars, fricti
 def exceed(r, thresholds, out):
     """Write |r| into out; return how many entries exceed their threshold.
 
-    numpy form: ``out[:] = abs(r); (out > thresholds).sum()``.
+    numpy form: ``out[:] = abs(r); (out > thresholds).sum()``.  -1 (nothing written) when the
+    three lengths differ.
     """
+    if r.shape[0] != thresholds.shape[0] or out.shape[0] != thresholds.shape[0]:
+        return -1
     count = 0
     for j in range(r.shape[0]):
         a = abs(r[j])
