@@ -517,12 +517,17 @@ def measure_observer(urdf, model, args, context, domain):
     return rows
 
 
+def _loads(loads):
+    return ' / '.join(f'{x:.2f}' for x in loads)
+
+
 def print_observer(rows, args, model):
     """Print the observer on/off comparison and the issue 22 verdict."""
     print(f'\nrnea node with the momentum observer on and off: {model.name}, every joint '
           f'streamed with efforts at {args.rate:.0f} Hz, {args.duration:.0f} s each in '
-          f'{rows[0]["blocks"]} alternating block pairs, {os.cpu_count()} CPUs, load average '
-          f'{os.getloadavg()[0]:.2f}\n')
+          f'{rows[0]["blocks"]} alternating block pairs, {os.cpu_count()} CPUs, load averages '
+          f'(1, 5, 15 min) before {_loads(args.load_before)}, after {_loads(os.getloadavg())}'
+          '\n')
     head = ('node', 'sent', 'drops', 'p50 ms', 'p99 ms', 'max ms', 'node CPU % (of the run)')
     print('| ' + ' | '.join(head) + ' |')
     print('|' + '|'.join('---' for _ in head) + '|')
@@ -665,6 +670,7 @@ def main():
     rclpy.init(context=context, domain_id=domain)
     names = list(CONFIGS) if args.compare else ['events']
     if args.observer:
+        args.load_before = os.getloadavg()
         try:
             rows = measure_observer(urdf, model, args, context, domain)
         finally:
