@@ -149,3 +149,26 @@ def test_efforts_by_index_are_the_efforts_in_model_order():
     bad[order[4]] = np.inf
     assert b.update(0.006, q, qd, bad, order) is None
     assert 'not finite' in b.suspended and '[4]' in b.suspended
+
+
+def test_inputs_of_any_type_are_converted_or_suspend_with_a_reason():
+    """Lists and integers are used as numbers; garbage of any type suspends, never raises."""
+    model = RobotModel.from_urdf_file(urdf_path('panda'))
+    obs = MomentumObserver(model)
+    z = np.zeros(model.nv)
+    assert obs.update(0, list(z), list(z), [0] * model.nv) is not None
+    assert obs.update(np.int64(1) * 1e-3, z, z, z, index=list(range(model.nv))) is not None
+    bad = [(('x', z, z, z), 'not a number'), ((np.nan, z, z, z), 'not finite'),
+           ((1.0, 'abc', z, z), 'not numbers'), ((1.0, z, z, ['a'] * 9), 'not numbers'),
+           ((1.0, z[:5], z, z), 'state of shapes'), ((1.0, z, z, np.zeros((3, 3))), 'shape'),
+           ((1.0, z, z, z, ['a', 'b']), 'index'), ((1.0, z, z, z, [0, 1, 2]), 'index'),
+           ((1.0, z, z, np.full(9, 1e10)), 'not finite (or above')]
+    for args, reason in bad:
+        assert obs.update(*args) is None, args
+        assert reason in obs.suspended, (args, obs.suspended)
+    assert obs.samples == 2
+    floating = RobotModel.from_urdf_file(urdf_path('panda'), floating_base=True)
+    q = np.zeros(floating.nq)                   # quaternion (0, 0, 0, 0)
+    obs = MomentumObserver(floating)
+    assert obs.update(0.0, q, np.zeros(floating.nv), z) is None
+    assert 'quaternion' in obs.suspended

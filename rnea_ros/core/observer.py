@@ -211,13 +211,18 @@ class MomentumObserver:
         except (TypeError, ValueError):
             return 'efforts are not numbers'
         nj = self.nv - self.offset
+        if e.ndim != 1:
+            return f'efforts of shape {e.shape}, expected a vector of {nj}'
         if index is None:
-            if e.ndim != 1 or e.size not in self._in_order:
+            if e.size not in self._in_order:
                 return f'efforts for {e.size} joints, expected {nj} (partial efforts)'
             index = self._in_order[e.size]
         else:
-            index = np.ascontiguousarray(index, dtype=np.intp)
-            if e.ndim != 1 or index.ndim != 1 or index.size not in self._in_order:
+            try:
+                index = np.ascontiguousarray(index, dtype=np.intp)
+            except (TypeError, ValueError):
+                return 'the effort index is not integers'
+            if index.ndim != 1 or index.size not in self._in_order:
                 return f'an effort index of {index.size} joints, expected {nj}'
         if q.ndim != 1 or qd.ndim != 1:
             return f'state of shapes {q.shape}, {qd.shape}; expected ({self.model.nq},), ' \
