@@ -148,12 +148,12 @@ class MomentumObserver:
 
     @property
     def started(self):
-        """Whether a sample was used since the start or the last restart."""
+        """Return whether a sample was used since the start or the last restart."""
         return self._scalars[kernel.STARTED] != 0.0
 
     @property
     def t(self):
-        """The time of the last sample used (None before the first)."""
+        """Return the time of the last sample used (None before the first)."""
         return float(self._scalars[kernel.T]) if self.started else None
 
     def reset(self):
