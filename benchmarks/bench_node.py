@@ -32,7 +32,9 @@ on (``observer_enabled``, collision thresholds, ``external_wrench_frame`` = the 
 subscribed by a sink process) and one with it off, and streams the same joint states (every
 joint, with efforts g(q) + a little noise, so the observer runs and no collision fires) to
 each in alternating blocks as ``--with-relay`` does; prints p99 with the observer against
-without (target <= 1.1x) and the drops (target <= 0.1 %).
+without (target <= 1.1x) and the drops (target <= 0.1 %).  ``--paired`` streams to both at
+once instead, message by message half a period apart, so that load bursts of the machine fall
+on both alike (blocks of 2 s leave a burst to one of them).
 
 Usage: python benchmarks/bench_node.py [--rate 1000] [--duration 10] [--robot panda]
        [--urdf FILE] [--stream-joints 7] [--compare]
@@ -40,6 +42,7 @@ Usage: python benchmarks/bench_node.py [--rate 1000] [--duration 10] [--robot pa
            --duration 60 --wrenches
        python benchmarks/bench_node.py --soak 600 --rate 1000 --robot panda --wrenches
        python benchmarks/bench_node.py --observer --rate 1000 --duration 20 --robot panda
+       python benchmarks/bench_node.py --observer --paired --rate 1000 --duration 30
 """
 
 import argparse
@@ -314,10 +317,11 @@ class Driver:
         if not got:
             raise RuntimeError(f'the {self.target} does not answer joint states')
 
-    def run(self, rate, seconds, record, drain=0.5):
+    def run(self, rate, seconds, record, drain=0.5, alternate=()):
         """Publish at ``rate`` Hz for ``seconds``; return the seconds it took.
 
         Answers are handled in between and for ``drain`` s after (not counted in the time).
+        ``alternate``: targets that take turns, one message each (each gets rate / len Hz).
         """
         period = 1.0 / rate
         start = time.monotonic()
@@ -329,6 +333,8 @@ class Driver:
                 if left <= 0:
                     break
                 self.executor.spin_once(timeout_sec=left)
+            if alternate:
+                self.target = alternate[i % len(alternate)]
             self.publish(record)
         elapsed = time.monotonic() - start
         end = time.monotonic() + drain
@@ -468,6 +474,13 @@ def measure_observer(urdf, model, args, context, domain):
     As :func:`measure_with_relay`: both nodes run all along and see the same minutes of the
     machine; the stream (every joint with efforts) goes to one at a time in blocks of
     ``args.block`` s, in the order off, on, on, off, off, on...
+
+    With ``args.paired`` both nodes get their stream at the same time instead, message by
+    message: the driver publishes at twice the rate to off and on in turn, so each node sees
+    ``args.rate`` and the two streams are half a period apart (which comes first swaps every
+    ``args.block`` s: the driver's own publish delays the answer that comes back during it);
+    every millisecond of the machine's load falls on both alike (two nodes busy at once, and
+    the driver at twice the rate: latencies higher than in blocks).
     """
     last = model.body_links[-1]
     observer = ['observer_enabled:=true', 'collision_thresholds:=[5.0]',
@@ -497,12 +510,16 @@ def measure_observer(urdf, model, args, context, domain):
             driver.run(args.rate, min(1.0, args.duration), record=False)   # warm-up
             driver.latency = {}
         cpu0 = [cpu_seconds(p.pid) for p in procs[:2]]
-        blocks = max(1, int(round(args.duration / args.block)))
+        blocks = 0 if args.paired else max(1, int(round(args.duration / args.block)))
         for i in range(blocks):
             for target in ('off', 'on') if i % 2 == 0 else ('on', 'off'):
                 driver.target = target
                 busy[target] += driver.run(args.rate, args.duration / blocks, record=True,
                                            drain=0.002)
+        pairs = max(1, int(round(args.duration / args.block))) if args.paired else 0
+        for i in range(pairs):          # which node comes first swaps every block
+            busy['on'] += driver.run(2.0 * args.rate, args.duration / pairs, record=True,
+                                     drain=0.002, alternate=('on', 'off')[::1 - 2 * (i % 2)])
         driver.run(args.rate, 0.0, record=False)      # the last answers
         cpu = [(cpu_seconds(p.pid) - c) / (busy['off'] + busy['on']) * 100.0
                for p, c in zip(procs[:2], cpu0)]
@@ -517,12 +534,19 @@ def measure_observer(urdf, model, args, context, domain):
     return rows
 
 
+def _loads(loads):
+    return ' / '.join(f'{x:.2f}' for x in loads)
+
+
 def print_observer(rows, args, model):
     """Print the observer on/off comparison and the issue 22 verdict."""
     print(f'\nrnea node with the momentum observer on and off: {model.name}, every joint '
-          f'streamed with efforts at {args.rate:.0f} Hz, {args.duration:.0f} s each in '
-          f'{rows[0]["blocks"]} alternating block pairs, {os.cpu_count()} CPUs, load average '
-          f'{os.getloadavg()[0]:.2f}\n')
+          f'streamed with efforts at {args.rate:.0f} Hz, {args.duration:.0f} s each '
+          + ('at once, message by message (paired)' if args.paired else
+             f'in {rows[0]["blocks"]} alternating block pairs')
+          + f', {os.cpu_count()} CPUs, load averages '
+          f'(1, 5, 15 min) before {_loads(args.load_before)}, after {_loads(os.getloadavg())}'
+          '\n')
     head = ('node', 'sent', 'drops', 'p50 ms', 'p99 ms', 'max ms', 'node CPU % (of the run)')
     print('| ' + ' | '.join(head) + ' |')
     print('|' + '|'.join('---' for _ in head) + '|')
@@ -640,6 +664,9 @@ def main():
                         'blocks and compare p99 (issue 22)')
     parser.add_argument('--no-wrench', action='store_true',
                         help='--observer: no external_wrench_frame (external torques only)')
+    parser.add_argument('--paired', action='store_true',
+                        help='--observer: both nodes streamed at once, message by message, '
+                        'half a period apart (instead of blocks)')
     parser.add_argument('--hostile', action='store_true',
                         help='mix bad messages (unknown names, NaN, duplicates, future stamps) '
                         'into the stream')
@@ -665,6 +692,7 @@ def main():
     rclpy.init(context=context, domain_id=domain)
     names = list(CONFIGS) if args.compare else ['events']
     if args.observer:
+        args.load_before = os.getloadavg()
         try:
             rows = measure_observer(urdf, model, args, context, domain)
         finally:

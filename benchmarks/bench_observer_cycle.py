@@ -9,10 +9,15 @@ g(q) + noise).  A sink process subscribes to both nodes' efforts and to the obse
 the process sleeps 0.8 ms and (unless ``--warm``) touches 8 MB.
 
 Prints per robot the median / p90 / p99 of the whole callback and of the part up to the
-efforts message (the latency a controller sees), off and on, and the ratios on / off.
+efforts message (the latency a controller sees), off and on, and the ratios on / off.  With
+``--parts`` it also times the observer's parts in the node with observer on (each method
+wrapped by a timer, which adds ~0.3 us to each): the whole observer cycle, reading the efforts
+(``take_efforts``), the observer update (one kernel call), the collision detector and the
+``~/external_wrench`` computation and publish (at ``external_wrench_rate``, so in a fraction of
+the calls, printed), and the mean observer cost per call.
 
 Usage: python benchmarks/bench_observer_cycle.py [--robots panda] [--calls 3000] [--warm]
-       [--no-torques] [--params name:=value ...]
+       [--no-torques] [--parts] [--params name:=value ...]
 
 ``--no-torques``: nobody subscribes to ``~/external_torques`` (as in ``bench_node.py
 --observer``, where only the wrench has a subscriber).
@@ -68,8 +73,44 @@ def parse_overrides(items):
     return out
 
 
+PARTS = (('observer cycle', 'rnea_ros.node.rnea_node', 'RneaNode', '_observer_cycle'),
+         ('take_efforts', 'rnea_ros.node.observer', 'NodeObserver', 'take_efforts'),
+         ('observer update', 'rnea_ros.core.observer', 'MomentumObserver', 'update'),
+         ('detector', 'rnea_ros.core.observer', 'CollisionDetector', 'update'),
+         ('wrench estimate', 'rnea_ros.core.observer', 'WrenchEstimator', '__call__'),
+         ('wrench estimate + publish', 'rnea_ros.node.rnea_node', 'RneaNode',
+          '_publish_external_wrench'))
+
+
+def timed_parts(node):
+    """Wrap the observer's methods with timers; return ({part: seconds}, what to restore).
+
+    Only the node with the observer has observer objects; of the node methods, the calls on
+    ``node`` are timed.
+    """
+    import importlib
+    times, undo = {}, []
+    for part, module, cls_name, name in PARTS:
+        cls = getattr(importlib.import_module(module), cls_name)
+        original = getattr(cls, name)
+        spent = times[part] = []
+
+        def timed(self, *a, _f=original, _spent=spent, **k):
+            owner = getattr(self, 'node', self)
+            if isinstance(owner, type(node)) and owner is not node:
+                return _f(self, *a, **k)
+            start = time.perf_counter()
+            try:
+                return _f(self, *a, **k)
+            finally:
+                _spent.append(time.perf_counter() - start)
+        undo.append((cls, name, original))
+        setattr(cls, name, timed)
+    return times, undo
+
+
 def measure(robot, args):
-    """Return {series: microseconds array} for one robot."""
+    """Return {series: microseconds array} for one robot (and '_parts' with ``--parts``)."""
     from rclpy.experimental import EventsExecutor
     from rnea_ros import gravity_torques
     from rnea_ros.node.rnea_node import RneaNode
@@ -80,6 +121,7 @@ def measure(robot, args):
         publish_efforts(self, *a)
         out_at[0] = time.perf_counter()
     RneaNode._publish_efforts = marked
+    parts, undo = {}, []
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get('PYTHONPATH', '')]))
     peer = subprocess.Popen([sys.executable, os.path.abspath(__file__), '--serve-sink', robot]
                             + (['--no-torques'] if args.no_torques else []),
@@ -116,6 +158,8 @@ def measure(robot, args):
         columns = [model.joint_names.index(n) for n in names]
         effort = gravity_torques(model, q)[columns]
         junk = np.zeros(1 << 20)
+        if args.parts:
+            parts, undo = timed_parts(on)
         series = {f'{who} {what}': [] for who in ('off', 'on')
                   for what in ('callback', 'to efforts out')}
         for k in range(args.calls):
@@ -140,13 +184,28 @@ def measure(robot, args):
         on.destroy_node()
     finally:
         RneaNode._publish_efforts = publish_efforts
+        for cls, name, original in undo:
+            setattr(cls, name, original)
         rclpy.shutdown(context=context)
         peer.terminate()
         peer.wait(timeout=10)
     skip = args.calls // 20
     result = {k: 1e6 * np.asarray(v[skip:]) for k, v in series.items()}
     result['_status'] = status
+    result['_parts'] = {k: 1e6 * np.asarray(v[len(v) // 20:]) for k, v in parts.items()}
     return result
+
+
+def print_parts(robot, parts):
+    """Print the observer's parts: median, p99, calls and mean cost per joint-state call."""
+    print(f'\nobserver parts in the node with the observer ({robot}; timers add ~0.3 us each)\n')
+    print('| part | calls | median us | p99 us | mean us per call |')
+    print('|---|---|---|---|---|')
+    cycles = max(1, parts['observer cycle'].size)
+    for name, values in parts.items():
+        if values.size:
+            print(f'| {name} | {values.size} | {np.median(values):.1f} | '
+                  f'{np.percentile(values, 99):.1f} | {values.sum() / cycles:.1f} |')
 
 
 def main():
@@ -156,6 +215,8 @@ def main():
     parser.add_argument('--calls', type=int, default=3000, help='calls of each node')
     parser.add_argument('--warm', action='store_true', help='do not evict caches between calls')
     parser.add_argument('--params', nargs='*', help='extra name:=value for the observer node')
+    parser.add_argument('--parts', action='store_true',
+                        help="time the observer's parts in the node (see the module doc)")
     parser.add_argument('--no-torques', action='store_true',
                         help='the sink does not subscribe to ~/external_torques')
     parser.add_argument('--domain', type=int, default=random.randint(100, 200),
@@ -174,6 +235,7 @@ def main():
     for robot in args.robots.split(','):
         result = measure(robot, args)
         status = result.pop('_status')
+        parts = result.pop('_parts')
         for name, values in result.items():
             print(f'| {robot} | {name} | {np.median(values):.1f} | '
                   f'{np.percentile(values, 90):.1f} | {np.percentile(values, 99):.1f} |')
@@ -183,6 +245,8 @@ def main():
                   f'{np.percentile(a, 90) / np.percentile(b, 90):.2f} | '
                   f'{np.percentile(a, 99) / np.percentile(b, 99):.2f} |')
         print(f'observer status at the end: {status}')
+        if parts:
+            print_parts(robot, parts)
 
 
 if __name__ == '__main__':

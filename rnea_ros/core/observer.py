@@ -16,7 +16,9 @@ torque with gain (bandwidth) K_j in 1/s, without the joint accelerations.  ``tau
 measured joint effort, ``tau_f`` the model's friction (:func:`rnea_ros.core.dynamics.
 joint_friction`, the one definition, here by the kernel
 :func:`rnea_ros.core.kernels.observer.subtract_friction`), ``C`` the Christoffel Coriolis matrix
-(:func:`rnea_ros.coriolis_matrix`), ``g`` the gravity torques; ``M`` includes the rotor inertia.
+(:func:`rnea_ros.coriolis_matrix`; the observer computes ``C^T qd`` without it, by an O(n)
+recursion: :mod:`rnea_ros.core.kernels.observer`), ``g`` the gravity torques; ``M`` includes the
+rotor inertia.
 
 **Discrete time** (irregular sampling).  Between two samples ``k-1`` and ``k`` (step ``h``) the
 integral of beta is taken by the trapezoidal rule and ``rdot = K (tau_ext - r)`` is integrated
@@ -61,16 +63,16 @@ import math
 import numpy as np
 
 from rnea_ros.core.checks import gravity_acceleration
-from rnea_ros.core.kernels.observer import (damped_least_squares, exceed, model_terms,
-                                            residual_step, subtract_friction, TERMS_BETA,
-                                            TERMS_C, TERMS_G, TERMS_P)
-from rnea_ros.core.kernels.vectors import scatter_bounded
-from rnea_ros.core.layout import STATUS_BAD_Q, STATUS_BAD_QDD
+from rnea_ros.core.kernels import observer as kernel
+from rnea_ros.core.kernels.observer import damped_least_squares, exceed, observer_step
+from rnea_ros.core.layout import (STATUS_BAD_Q, STATUS_BAD_QD, STATUS_BAD_QUATERNION,
+                                  STATUS_LEN_Q, STATUS_LEN_QD)
 
 DEFAULT_GAIN = 200.0        # 1/s: time constant 5 ms; 98 % of a step after 20 ms
 DEFAULT_MAX_GAP = 0.1       # s
 EFFORT_SAMPLING = ('instant', 'held')
 MAX_EFFORT = 1e9            # N m or N: a larger measured effort is garbage, not a torque
+_F8 = np.dtype(np.float64)
 
 
 class MomentumObserver:
@@ -82,10 +84,10 @@ class MomentumObserver:
     the model's joint friction (``joint_friction``).  ``max_gap``: the longest step (s) the
     observer bridges; longer gaps restart it.
 
-    Per update the cost is one kernel call for the model terms (two RNEA runs for p = M qd and
-    g, the Coriolis matrix, beta: :func:`rnea_ros.core.kernels.observer.model_terms`), the
-    friction when the model has any, and one for the residual step; every buffer is allocated
-    here, once.
+    An update is one kernel call (:func:`rnea_ros.core.kernels.observer.observer_step`: the
+    efforts, p = M qd and beta = C^T qd - g - tau_f by an O(n) recursion, the residual step) on
+    a state allocated here, once.  :attr:`largest` holds the largest |r_j| since
+    :meth:`clear_largest`.
     """
 
     def __init__(self, model, gains=DEFAULT_GAIN, gravity=None, friction=True,
@@ -94,42 +96,33 @@ class MomentumObserver:
         if effort_sampling not in EFFORT_SAMPLING:
             raise ValueError(f'effort_sampling must be one of {list(EFFORT_SAMPLING)}, got '
                              f'{effort_sampling!r}')
-        self.held = effort_sampling == 'held'
         self.model = model
         self.nv, self.offset = model.nv, model.nv - model.njoints
-        self.gains = self._gains(gains)
+        gains = self._gains(gains)
         if not (isinstance(max_gap, (int, float)) and max_gap > 0.0 and math.isfinite(max_gap)):
             raise ValueError(f'max_gap must be a positive number of seconds, got {max_gap!r}')
         self.max_gap = float(max_gap)
+        self.held = effort_sampling == 'held'
         self.friction = bool(friction)
-        self._has_friction = model.has_joint_terms
+        self._ws = model.create_workspace()        # its a_0 = -gravity
+        gravity_acceleration(gravity, None, self._ws.a0)
+        self._ws.custom = True
+        self._buffer, self._kernel_model = self._ws.buffer, model.kernel_model
+        self._state = np.zeros((kernel.STATE_ROWS, self.nv))
+        self.r = self._state[kernel.R]             # a view: valid until the next update
+        self.gains = self._state[kernel.GAINS]
+        self.gains[:] = gains
+        self.largest = self._state[kernel.LARGEST]
         self._friction_table = np.array(model.friction_table, dtype=np.float64)  # writable
-        self._tanh = model.friction_law == 'tanh'
-        n = self.nv
-        self._ws_g = model.create_workspace()       # a_0 = -gravity
-        gravity_acceleration(gravity, None, self._ws_g.a0)
-        self._ws_g.custom = True
-        self._ws_p = model.create_workspace()       # a_0 = 0: RNEA(q, 0, qd) = M_rb(q) qd
-        self._ws_p.a0[:] = 0.0
-        self._ws_p.custom = True
-        self._ws_c = model.create_workspace()
-        self._C = np.zeros((n, n))
-        self._armature = np.zeros(n)
-        self._armature[self.offset:] = model.armature
-        self._zero = np.zeros(n)
-        self._tau = np.zeros(n)                  # base rows (floating base) stay 0
-        self._tau_prev = np.zeros(n)
-        self._all = np.arange(n, dtype=np.intp)
-        self._joints = np.arange(n - self.offset, dtype=np.intp)
-        self._dst = self._joints + self.offset
-        self._g = np.zeros(n)
-        self._p = np.zeros(n)
-        self._p_prev = np.zeros(n)
-        self._beta = np.zeros(n)
-        self._beta_prev = np.zeros(n)
-        self.r = np.zeros(n)
-        self.t = None                    # time of the last sample used
-        self.started = False
+        scalars = self._scalars = np.zeros(kernel.SCALARS)
+        scalars[kernel.MAX_GAP], scalars[kernel.HELD] = self.max_gap, self.held
+        scalars[kernel.FRICTION] = self.friction and model.has_joint_terms
+        scalars[kernel.OFFSET], scalars[kernel.BAND] = self.offset, model.coulomb_band
+        scalars[kernel.TANH] = model.friction_law == 'tanh'
+        scalars[kernel.STRIBECK], scalars[kernel.MAX_EFFORT] = (model.stribeck_velocity,
+                                                                MAX_EFFORT)
+        # Efforts in model order: of all nv coordinates, or of the joints only.
+        self._in_order = {n: np.arange(n, dtype=np.intp) for n in (self.nv, model.njoints)}
         self.suspended = ''              # why the last sample was not used ('' = it was)
         self.note = ''                   # what the last update did besides the step
         self.samples = 0
@@ -151,112 +144,133 @@ class MomentumObserver:
 
     def set_gains(self, gains):
         """Change K (the estimate so far is kept; ValueError and nothing changed if bad)."""
-        self.gains = self._gains(gains)
+        self.gains[:] = self._gains(gains)
+
+    @property
+    def started(self):
+        """Return whether a sample was used since the start or the last restart."""
+        return self._scalars[kernel.STARTED] != 0.0
+
+    @property
+    def t(self):
+        """Return the time of the last sample used (None before the first)."""
+        return float(self._scalars[kernel.T]) if self.started else None
 
     def reset(self):
         """Forget the state: the next sample starts the observer again (r = 0)."""
-        self.started = False
-        self.t = None
+        self._scalars[kernel.STARTED] = 0.0
         self.r[:] = 0.0
+
+    def clear_largest(self):
+        """Start :attr:`largest` (the largest |r_j| of the samples used) again from 0."""
+        self.largest[:] = 0.0
 
     def _suspend(self, reason):
         self.suspended = reason
         return None
 
-    def _momentum_and_beta(self, q, qd):
-        """Write p = M qd and the model part of beta, C^T qd - g - tau_f; return an error."""
-        model = self.model
-        # One kernel call: the RNEA kernels (p, g) and the one of rnea_ros.coriolis_matrix.
-        status = model_terms(model.kernel_model, self._ws_p.buffer, self._ws_g.buffer,
-                             self._ws_c.buffer, q, qd, self._zero, self._C, self._g,
-                             self._armature, self._p, self._beta)
-        if status:
-            return self._terms_error(status)
-        if self.friction and self._has_friction and subtract_friction(
-                self._friction_table, qd, self.offset, model.coulomb_band, self._tanh,
-                model.stribeck_velocity, self._beta):
-            return 'the joint friction is not finite for this state'
-        return ''
-
-    @staticmethod
-    def _terms_error(status):
-        """Return the reason for a :func:`model_terms` status."""
-        if status in (TERMS_P + STATUS_BAD_Q, TERMS_P + STATUS_BAD_QDD):   # q, qd (as qdd)
-            return 'positions or velocities not finite'
-        if status >= TERMS_BETA:
-            return 'the model terms are not finite for this state'
-        which = 'C' if status >= TERMS_C else 'g' if status >= TERMS_G else 'p = M qd'
-        return f'the state overflows the model ({which})'
-
-    def update(self, t, q, qd, tau_m):
+    def update(self, t, q, qd, tau_m, index=None):
         """Use one sample; return r (external torques, nv, valid until the next update) or None.
 
         ``t`` in s (any origin, increasing), ``q`` (nq), ``qd`` (nv), ``tau_m`` the measured
-        efforts (nv, or njoints for a floating base: the base rows are 0).  None: the sample
-        was not used (:attr:`suspended` says why).  The first sample (and one after a restart,
-        :attr:`note`) returns r = 0.
+        efforts (nv, or njoints for a floating base: the base rows are 0), or with ``index``
+        (integers, njoints or nv of them) any vector whose ``tau_m[index]`` they are, such as a
+        joint-state message's efforts.  None: the sample was not used (:attr:`suspended` says
+        why).  The first sample (and one after a restart, :attr:`note`) returns r = 0.
         """
         self.note = ''
+        if tau_m is None:
+            return self._suspend('no measured efforts')
+        try:    # 1-D float64 arrays: the kernel at once; anything else is converted (TypeError)
+            status = observer_step(self._kernel_model, self._buffer, q, qd, tau_m,
+                                   self._in_order[len(tau_m)] if index is None else index, t,
+                                   self._state, self._scalars, self._friction_table)
+        except (TypeError, KeyError):
+            status = self._converted_step(t, q, qd, tau_m, index)
+            if isinstance(status, str):
+                return self._suspend(status)
+        if status == kernel.STEP_OK:
+            self.suspended = ''
+            self.samples += 1
+            return self.r
+        return self._outcome(status, t, q, qd, tau_m, index)
+
+    def _converted_step(self, t, q, qd, tau_m, index):
+        """Convert and check the inputs, then run the kernel; return its status or an error."""
         try:
             t = float(t)
         except (TypeError, ValueError):
-            return self._suspend(f'time {t!r} is not a number')
-        if not math.isfinite(t):
-            return self._suspend(f'time {t} is not finite')
-        q = np.ascontiguousarray(q, dtype=np.float64)
-        qd = np.ascontiguousarray(qd, dtype=np.float64)
-        if q.shape != (self.model.nq,) or qd.shape != (self.nv,):
-            return self._suspend(f'state of shapes {q.shape}, {qd.shape}; expected '
-                                 f'({self.model.nq},), ({self.nv},)')
-        if self.started and t == self.t:
-            return self._suspend('the time did not advance (same sample)')
-        self._swap()                    # the current p, beta and tau become the previous ones
-        error = self._take_efforts(tau_m) or self._momentum_and_beta(q, qd)
-        if error:
-            self._swap()
-            return self._suspend(error)
-        self.suspended = ''
-        self.samples += 1
-        h = t - self.t if self.started else 0.0
-        if self.started and h < 0.0:
-            self.note = f'time went back by {-h:.6g} s: observer restarted'
-            self.started = False
-        elif self.started and h > self.max_gap:
-            self.note = f'gap of {h:.6g} s > max_gap {self.max_gap:g} s: observer restarted'
-            self.started = False
-        self.t = t
-        if not self.started:
-            self.started = True
-            self.r[:] = 0.0
-            return self.r
-        if residual_step(self._p, self._p_prev, self._beta, self._beta_prev, self._tau,
-                         self._tau_prev, self.gains, h, self.held, self.r):
-            self.reset()
-            return self._suspend('the residual overflowed: observer restarted')
-        return self.r
-
-    def _swap(self):
-        self._p, self._p_prev = self._p_prev, self._p
-        self._beta, self._beta_prev = self._beta_prev, self._beta
-        self._tau, self._tau_prev = self._tau_prev, self._tau
-
-    def _take_efforts(self, tau_m):
-        """Copy measured efforts into the buffer; return why they are unusable, or ''."""
-        if tau_m is None:
-            return 'no measured efforts'
+            return f'time {t!r} is not a number'
         try:
-            e = np.asarray(tau_m, dtype=np.float64)
+            q = np.array(q, dtype=np.float64, ndmin=1)
+            qd = np.array(qd, dtype=np.float64, ndmin=1)
+        except (TypeError, ValueError):
+            return 'positions or velocities are not numbers'
+        try:
+            e = np.ascontiguousarray(tau_m, dtype=np.float64)
         except (TypeError, ValueError):
             return 'efforts are not numbers'
-        n, nj = self.nv, self.nv - self.offset
-        if e.ndim != 1 or e.size not in (n, nj):
-            return f'efforts for {e.size} joints, expected {nj} (partial efforts)'
-        # One kernel call checks every value (NaN, Inf or absurd) and copies them.
-        src, dst = (self._all, self._all) if e.size == n else (self._joints, self._dst)
-        if scatter_bounded(e, src, self._tau, dst, MAX_EFFORT) >= 0:
+        nj = self.nv - self.offset
+        if e.ndim != 1:
+            return f'efforts of shape {e.shape}, expected a vector of {nj}'
+        if index is None:
+            if e.size not in self._in_order:
+                return f'efforts for {e.size} joints, expected {nj} (partial efforts)'
+            index = self._in_order[e.size]
+        else:
+            try:
+                index = np.ascontiguousarray(index, dtype=np.intp)
+            except (TypeError, ValueError):
+                return 'the effort index is not integers'
+            if index.ndim != 1 or index.size not in self._in_order:
+                return f'an effort index of {index.size} joints, expected {nj}'
+        if q.ndim != 1 or qd.ndim != 1:
+            return f'state of shapes {q.shape}, {qd.shape}; expected ({self.model.nq},), ' \
+                   f'({self.nv},)'
+        return observer_step(self._kernel_model, self._buffer, q, qd, e, index, t,
+                             self._state, self._scalars, self._friction_table)
+
+    def _outcome(self, status, t, q, qd, tau_m, index):
+        """Return r and set :attr:`note` (a start), or None and :attr:`suspended` (see kernel)."""
+        if status <= kernel.STEP_GAP:
+            self.suspended = ''
+            self.samples += 1
+            h = float(self._scalars[kernel.STEP])
+            if status == kernel.STEP_BACK:
+                self.note = f'time went back by {-h:.6g} s: observer restarted'
+            elif status == kernel.STEP_GAP:
+                self.note = (f'gap of {h:.6g} s > max_gap {self.max_gap:g} s: observer '
+                             'restarted')
+            return self.r
+        return self._suspend(self._reason(status, t, q, qd, tau_m, index))
+
+    def _reason(self, status, t, q, qd, tau_m, index):
+        """Return why a sample was not used (a :func:`observer_step` status)."""
+        if status == kernel.STEP_TIME:
+            return f'time {t} is not finite'
+        if status == kernel.STEP_SAME:
+            return 'the time did not advance (same sample)'
+        if status == kernel.STEP_PARTIAL:
+            return (f'efforts for {np.size(tau_m)} joints do not hold the '
+                    f'{self.nv - self.offset} of the model (partial efforts)')
+        if status == kernel.STEP_EFFORT:
+            e = np.asarray(tau_m, dtype=np.float64)
+            e = e[np.asarray(index)] if index is not None else e
             bad = np.flatnonzero(~(np.abs(e) <= MAX_EFFORT)).tolist()
             return f'efforts not finite (or above {MAX_EFFORT:g}) at index {bad[:10]}'
-        return ''
+        if status == kernel.STEP_FRICTION:
+            return 'the joint friction is not finite for this state'
+        if status == kernel.STEP_OVERFLOW:
+            return 'the residual overflowed: observer restarted'
+        status -= kernel.STEP_TERMS
+        if status in (STATUS_BAD_Q, STATUS_BAD_QD):
+            return 'positions or velocities not finite'
+        if status in (STATUS_LEN_Q, STATUS_LEN_QD):
+            return (f'state of shapes {np.shape(q)}, {np.shape(qd)}; expected '
+                    f'({self.model.nq},), ({self.nv},)')
+        if status == STATUS_BAD_QUATERNION:
+            return 'the base quaternion has zero norm'
+        return 'the model terms are not finite for this state'
 
 
 @dataclass
@@ -329,7 +343,12 @@ class CollisionDetector:
     def update(self, t, r):
         """Take the residual r at time t; return a :class:`CollisionEvent` or None."""
         a = self._abs
-        count = exceed(np.ascontiguousarray(r, dtype=np.float64), self.thresholds, a)
+        try:        # a float64 vector (the observer's r): the kernel at once
+            count = exceed(r, self.thresholds, a)
+        except TypeError:
+            count = exceed(np.ascontiguousarray(r, dtype=np.float64), self.thresholds, a)
+        if count < 0:
+            raise ValueError(f'r has {np.size(r)} entries, the detector {a.size} joints')
         if not self.active and count == 0:          # the common case: one kernel call
             if self._pending:
                 self._since[:] = np.nan

@@ -17,9 +17,10 @@ carries measured efforts for every model joint, and publishes (stamp = the input
 
 Both topics are sent only while they have subscribers (counted every 0.5 s).  All of it runs
 after the cycle's efforts (and commands) are out, so that it does not add to
-their latency: the efforts of the joint state are only kept by reference when it arrives and
-read into a preallocated buffer afterwards; both output messages stay serialized
-(:mod:`rnea_ros.node.bookkeeping.wire`).
+their latency: the joint state is only kept by reference when it arrives; afterwards one
+kernel call of the observer reads its efforts (through the index of the model joints in the
+message, rebuilt only when the names change), checks them and advances the estimate; both
+output messages stay serialized (:mod:`rnea_ros.node.bookkeeping.wire`).
 
 A message whose efforts are missing, partial or not finite suspends the observer (nothing is
 published; diagnostics and a throttled log line say why); a short gap is bridged, a longer one
@@ -72,13 +73,12 @@ class NodeObserver:
         self.reaction = None        # latched reaction ('zero', 'hold', 'float') or None
         self.hold_q = None
         self.collision = ''
-        self.peak = self.trough = np.zeros(0)
+        self.joints = np.zeros(0)      # the joints' entries of the observer's r (a view)
         self.wrench_wanted = self.torques_wanted = False
         self.poll = -math.inf           # steady-clock time of the last subscriber count
         self.wrench_period = 0.0
         self.wrench_due = -math.inf     # steady-clock time of the next ~/external_wrench
         self.msg = None                 # the joint state of this cycle (its efforts unread)
-        self._effort = np.zeros(0)
 
     # -- settings ---------------------------------------------------------------------------
 
@@ -122,19 +122,19 @@ class NodeObserver:
         self.torques_out = wire.joint_state_output(JointState, model.joint_names)
         self.torques_views = tuple(self.torques_out.views[k]
                                    for k in ('position', 'velocity', 'effort'))
-        self.peak, self.trough = np.zeros(model.njoints), np.zeros(model.njoints)
-        self._effort = np.zeros(model.njoints)
+        self.joints = self.observer.r[model.nv - model.njoints:]
         self.status = 'waiting for efforts'
         self.reason = ''
 
     # -- inputs -----------------------------------------------------------------------------
 
     def take_efforts(self, msg, joint_names):
-        """Read the measured efforts of a joint state (model order), or why they are unusable.
+        """Keep the efforts of a joint state and the model joints' index in them, or why not.
 
-        Into a buffer of the observer (valid until the next call); the index of the names is
-        rebuilt only when the names change (the joint-state reader hands the same list while
-        they repeat).
+        :attr:`effort` is the message's effort vector (None: unusable, :attr:`effort_error`
+        says why) and :attr:`index` the position of each model joint in it, rebuilt only when
+        the names change (the joint-state reader hands the same list while they repeat).  The
+        observer's kernel reads and checks the values.
         """
         self.effort = None
         n = len(msg.effort)
@@ -162,13 +162,7 @@ class NodeObserver:
                                  if len(self._missing) > 5 else
                                  f'partial efforts: joint_states lack {self._missing}')
             return
-        if self._effort.shape != self.index.shape:
-            self._effort = np.zeros(self.index.shape)
-        try:
-            self.effort = np.take(msg.effort, self.index, out=self._effort)
-        except (TypeError, ValueError):
-            self.effort_error = 'joint_states efforts are not numbers'
-            return
+        self.effort = msg.effort
         self.effort_error = ''
 
     _joint_names = None
@@ -248,7 +242,8 @@ class ObserverMixin:
         t = stamp.sec + 1e-9 * stamp.nanosec
         if t <= 0.0:
             t = now                     # stamps not set: the arrival time (steady clock)
-        r = obs.observer.update(t, rt.q, rt.qd, obs.effort) if obs.effort is not None else None
+        r = (obs.observer.update(t, rt.q, rt.qd, obs.effort, obs.index)
+             if obs.effort is not None else None)
         if r is None:
             why = obs.effort_error if obs.effort is None else obs.observer.suspended
             if why != obs.reason:
@@ -262,9 +257,7 @@ class ObserverMixin:
         if obs.observer.note:
             self._log.warning(f'observer: {obs.observer.note}', throttle_duration_sec=1.0)
         obs.status = 'running'
-        joints = r[rt.offset_v:]
-        np.maximum(obs.peak, joints, out=obs.peak)          # largest |r| of the period
-        np.minimum(obs.trough, joints, out=obs.trough)
+        joints = obs.joints                     # r[offset:], a view (the kernel keeps max |r|)
         if now - obs.poll > _SUBSCRIBER_POLL:      # outputs nobody reads cost nothing
             obs.poll = now
             obs.torques_wanted = obs.torques_pub.get_subscription_count() > 0
@@ -341,9 +334,10 @@ class ObserverMixin:
         obs = self._observer
         if not self._cfg['observer_enabled']:
             return {'observer': 'off'}
-        largest = max(float(obs.peak.max(initial=0.0)), -float(obs.trough.min(initial=0.0)))
-        obs.peak[:] = 0.0
-        obs.trough[:] = 0.0
+        largest = 0.0
+        if obs.observer is not None:            # the largest |r| of the period
+            largest = float(obs.observer.largest[obs.observer.offset:].max(initial=0.0))
+            obs.observer.clear_largest()
         values = {'observer': obs.status,
                   'max_external_torque': f'{largest:.4f}',
                   'collision': obs.collision or 'none',

@@ -1,9 +1,30 @@
 """The arithmetic of one momentum-observer step (:mod:`rnea_ros.core.observer`).
 
-:func:`model_terms` computes every model term of a sample in one call (p = M qd, g, C and
-beta = C^T qd - g, by the RNEA and Coriolis kernels), :func:`residual_step` advances r: two calls
-instead of some twenty numpy calls on short vectors per sample.  Each kernel states its numpy
-form, which the tests compare it to.  They return 0, or 1 when a result is not finite.
+:func:`observer_step` does a whole sample in one call: the measured efforts (gathered, checked),
+the model terms p = M qd and beta = C^T qd - g (:func:`momentum_terms`), the friction
+(:func:`subtract_friction`), the residual (:func:`residual_step`), the restarts and the largest
+|r| so far, into the observer's preallocated state.  Each kernel states its numpy form, which the
+tests compare it to.
+
+**The model terms in O(n).**  The observer needs C^T qd, not C.  With ``M = sum_i J_i^T I_i
+J_i`` over the bodies (root-frame Jacobians J_i and inertias I_i, RBDA §2.15), ``Mdot = C +
+C^T`` and ``C qd = sum_i J_i^T (I_i Jdot_i qd + v_i x* I_i v_i)`` (the RNEA at qdd = 0, without
+gravity), the derivative of ``I_i = X I X^T`` (``Idot_i = v_i x* I_i - I_i v_i x``) cancels all
+but one term of ``Mdot qd - C qd``:
+
+    C^T qd = sum_i Jdot_i^T h_i,    h_i = I_i v_i (the body's spatial momentum),
+
+which per joint j (motion subspace S_j of body j, Sdot_j = v_j x S_j in body j's frame) is
+``(C^T qd)_j = (v_j x S_j)^T h^c_j = -S_j^T (v_j x* h^c_j)`` with the momentum ``h^c_j`` of
+body j's subtree; likewise ``p_j = (M qd)_j = S_j^T h^c_j`` and ``g_j = S_j^T f^c_j`` with the
+subtree's gravity force ``f^c_j`` (f_i = I_i a_i for the acceleration a_0 = -gravity moved to
+body i).  One forward pass (v_i, a_i, h_i, f_i in body frames, as the RNEA's) and one backward
+pass (the composites h^c, f^c moved to the parents) give p, C^T qd and g, in about the time of
+one RNEA, where the Coriolis matrix costs O(n^2).  It is ``C^T qd = Mdot qd - C qd``, the
+identity behind the observer (De Luca & Mattone 2005; Haddadin et al. 2017), for any C with
+``Mdot = C + C^T`` (the Christoffel one of ``coriolis_matrix``, Pinocchio's
+``computeCoriolisMatrix``): C qd is the same for all.  The rotor inertia adds ``armature qd`` to
+p.
 """
 
 import math
@@ -12,55 +33,130 @@ import numba
 from numba import types
 
 from rnea_ros.core.friction import FS_NEG, FS_POS, FV_NEG, FV_POS, FX, OFF
-from rnea_ros.core.kernels.coriolis import coriolis
-from rnea_ros.core.kernels.jit import MAT, OPTS, VEC
-from rnea_ros.core.kernels.rnea import rnea
+from rnea_ros.core.joints import FREE_FLYER, REVOLUTE
+from rnea_ros.core.kernels.body import (add_force_to_parent, inertia_times, joint_placement,
+                                        motion_to_body)
+from rnea_ros.core.kernels.jit import (check_state, INLINE, MAT, model_tables, OPTS, VEC,
+                                       workspace_tables)
+from rnea_ros.core.layout import (ARMATURE, AXIS, IV, KIND, PARENT, STATUS_OK, STATUS_OVERFLOW,
+                                  W_A, W_F, W_V, W_X)
 
-# model_terms: which kernel failed (added to its status).
-TERMS_P, TERMS_G, TERMS_C, TERMS_BETA = 1000, 2000, 3000, 4000
+# The RNEA rows of the observer's own workspace (it has no external wrench): transform and v as
+# the RNEA's, a the gravity acceleration alone, then the composite momentum and gravity force.
+W_H, W_G = W_F, W_X
+_EFFORT = types.Array(types.float64, 1, 'C', readonly=True)    # writable or not (message views)
+_INDEX = types.Array(types.intp, 1, 'C', readonly=True)
+
+# observer_step: the rows of ``state`` (nv columns each) and the entries of ``scalars``.
+R, P, BETA, TAU, P_NEW, BETA_NEW, TAU_NEW, GAINS, LARGEST, STATE_ROWS = range(10)
+(T, STARTED, STEP, BAD, MAX_GAP, HELD, FRICTION, OFFSET, BAND, TANH, STRIBECK, MAX_EFFORT,
+ SCALARS) = range(13)
+# observer_step's outcomes: the sample was used (r valid) ...
+STEP_OK, STEP_START, STEP_BACK, STEP_GAP = 0, 1, 2, 3
+# ... or not (state unchanged, except STEP_OVERFLOW: restarted); STEP_TERMS + a kernel status.
+STEP_TIME, STEP_SAME, STEP_PARTIAL, STEP_EFFORT, STEP_FRICTION, STEP_OVERFLOW = range(10, 16)
+STEP_TERMS = 100
 
 
-@numba.njit(types.int64(MAT, VEC, VEC, VEC, VEC, VEC), **OPTS)
-def momentum_and_beta(C, qd, g, armature, p, beta):
-    """Add the rotor inertia to p = M qd and write beta = C^T qd - g.
+@numba.njit(**INLINE)
+def momentum_forward(ints, reals, q, qd, ws):
+    """Forward pass (module doc): per body, in its frame, v, a = X a_parent, h = I v, f = I a."""
+    nb = ints.shape[0]
+    a00, a01, a02 = ws[nb, 0], ws[nb, 1], ws[nb, 2]
+    a03, a04, a05 = ws[nb, 3], ws[nb, 4], ws[nb, 5]
+    for b in range(nb):
+        joint_placement(ints, reals, q, b, ws)
+    for b in range(nb):
+        kind = ints[b, KIND]
+        iv = ints[b, IV]
+        lam = ints[b, PARENT]
+        if lam < 0:
+            motion_to_body(ws, b, a00, a01, a02, a03, a04, a05, W_A)
+        else:
+            motion_to_body(ws, b, ws[lam, W_A], ws[lam, W_A + 1], ws[lam, W_A + 2],
+                           ws[lam, W_A + 3], ws[lam, W_A + 4], ws[lam, W_A + 5], W_A)
+        if kind == FREE_FLYER:
+            for r in range(6):
+                ws[b, W_V + r] = qd[iv + r]
+        else:
+            if lam < 0:
+                for r in range(6):
+                    ws[b, W_V + r] = 0.0
+            else:
+                motion_to_body(ws, b, ws[lam, W_V], ws[lam, W_V + 1], ws[lam, W_V + 2],
+                               ws[lam, W_V + 3], ws[lam, W_V + 4], ws[lam, W_V + 5], W_V)
+            sd = qd[iv]
+            col = W_V + 3 if kind == REVOLUTE else W_V      # v += S qd
+            ws[b, col] += reals[b, AXIS] * sd
+            ws[b, col + 1] += reals[b, AXIS + 1] * sd
+            ws[b, col + 2] += reals[b, AXIS + 2] * sd
+        h = inertia_times(reals, b, ws[b, W_V], ws[b, W_V + 1], ws[b, W_V + 2],
+                          ws[b, W_V + 3], ws[b, W_V + 4], ws[b, W_V + 5])
+        f = inertia_times(reals, b, ws[b, W_A], ws[b, W_A + 1], ws[b, W_A + 2],
+                          ws[b, W_A + 3], ws[b, W_A + 4], ws[b, W_A + 5])
+        for r in range(6):
+            ws[b, W_H + r] = h[r]
+            ws[b, W_G + r] = f[r]
 
-    numpy form: ``p += armature * qd; beta[:] = C.T @ qd - g``.
+
+@numba.njit(**INLINE)
+def momentum_backward(ints, reals, qd, ws, p, beta):
+    """Backward pass (module doc): p = S^T h^c + armature qd, beta = -S^T (v x* h^c) - S^T f^c."""
+    for b in range(ints.shape[0] - 1, -1, -1):
+        kind = ints[b, KIND]
+        iv = ints[b, IV]
+        h0, h1, h2 = ws[b, W_H], ws[b, W_H + 1], ws[b, W_H + 2]
+        h3, h4, h5 = ws[b, W_H + 3], ws[b, W_H + 4], ws[b, W_H + 5]
+        vx, vy, vz = ws[b, W_V], ws[b, W_V + 1], ws[b, W_V + 2]
+        ox, oy, oz = ws[b, W_V + 3], ws[b, W_V + 4], ws[b, W_V + 5]
+        # c = -(v x* h) = [h_lin x o; h_lin x v + h_ang x o]
+        c0, c1, c2 = h1 * oz - h2 * oy, h2 * ox - h0 * oz, h0 * oy - h1 * ox
+        c3 = h1 * vz - h2 * vy + h4 * oz - h5 * oy
+        c4 = h2 * vx - h0 * vz + h5 * ox - h3 * oz
+        c5 = h0 * vy - h1 * vx + h3 * oy - h4 * ox
+        if kind == FREE_FLYER:
+            c = (c0, c1, c2, c3, c4, c5)
+            for r in range(6):
+                p[iv + r] = ws[b, W_H + r]
+                beta[iv + r] = c[r] - ws[b, W_G + r]
+        else:
+            ux, uy, uz = reals[b, AXIS], reals[b, AXIS + 1], reals[b, AXIS + 2]
+            if kind == REVOLUTE:            # S = [0; u]
+                p[iv] = ux * h3 + uy * h4 + uz * h5
+                beta[iv] = (ux * (c3 - ws[b, W_G + 3]) + uy * (c4 - ws[b, W_G + 4])
+                            + uz * (c5 - ws[b, W_G + 5]))
+            else:                           # S = [u; 0]
+                p[iv] = ux * h0 + uy * h1 + uz * h2
+                beta[iv] = (ux * (c0 - ws[b, W_G]) + uy * (c1 - ws[b, W_G + 1])
+                            + uz * (c2 - ws[b, W_G + 2]))
+            p[iv] += reals[b, ARMATURE] * qd[iv]
+        lam = ints[b, PARENT]
+        if lam >= 0:
+            add_force_to_parent(ws, b, h0, h1, h2, h3, h4, h5, ws, lam, W_H)
+            add_force_to_parent(ws, b, ws[b, W_G], ws[b, W_G + 1], ws[b, W_G + 2],
+                                ws[b, W_G + 3], ws[b, W_G + 4], ws[b, W_G + 5], ws, lam, W_G)
+
+
+@numba.njit(types.int64(VEC, VEC, VEC, VEC, VEC, VEC), **OPTS)
+def momentum_terms(model, buffer, q, qd, p, beta):
+    """Write p = M(q) qd (rotor inertia included) and beta = C^T(q, qd) qd - g(q); a status.
+
+    ``buffer``: a workspace buffer whose a_0 is -gravity (its RNEA rows are overwritten).  numpy
+    form: ``p = mass_matrix(q) @ qd``, ``beta = coriolis_matrix(q, qd).T @ qd -
+    gravity_torques(q)``.  Returns check_state's status, or STATUS_OVERFLOW when p or beta is
+    not finite.
     """
-    n = qd.shape[0]
-    bad = 0
-    for j in range(n):
-        p[j] += armature[j] * qd[j]
-        s = -g[j]
-        for i in range(n):
-            s += C[i, j] * qd[i]
-        beta[j] = s
-        if not (math.isfinite(s) and math.isfinite(p[j])):
-            bad = 1
-    return bad
-
-
-@numba.njit(types.int64(VEC, VEC, VEC, VEC, VEC, VEC, VEC, MAT, VEC, VEC, VEC, VEC), **OPTS)
-def model_terms(model, ws_p, ws_g, ws_c, q, qd, zero, C, g, armature, p, beta):
-    """Write p = M(q) qd, g(q), C(q, qd) and beta = C^T qd - g in one call.
-
-    ``ws_p``: a workspace buffer with a_0 = 0 (RNEA(q, 0, qd) = M_rb qd), ``ws_g`` one with
-    a_0 = -gravity, ``ws_c`` any; ``zero`` nv zeros.  numpy form: ``p = M qd`` (rotor inertia
-    included), ``g = RNEA(q, 0, 0)``, ``C = coriolis_matrix(q, qd)``, ``beta = C.T @ qd - g``.
-    Returns 0, TERMS_P / TERMS_G / TERMS_C + the kernel's status, or TERMS_BETA when p or beta
-    is not finite.
-    """
-    status = rnea(model, ws_p, q, zero, qd, p)
-    if status:
-        return TERMS_P + status
-    status = rnea(model, ws_g, q, zero, zero, g)
-    if status:
-        return TERMS_G + status
-    status = coriolis(model, ws_c, q, qd, C)
-    if status:
-        return TERMS_C + status
-    if momentum_and_beta(C, qd, g, armature, p, beta):
-        return TERMS_BETA
-    return 0
+    ints, reals = model_tables(model)
+    status = check_state(ints, q, qd, qd)
+    if status != STATUS_OK:
+        return status
+    ws = workspace_tables(buffer, ints.shape[0])[0]
+    momentum_forward(ints, reals, q, qd, ws)
+    momentum_backward(ints, reals, qd, ws, p, beta)
+    for j in range(p.shape[0]):
+        if not (math.isfinite(p[j]) and math.isfinite(beta[j])):
+            return STATUS_OVERFLOW
+    return STATUS_OK
 
 
 @numba.njit(types.int64(MAT, VEC, types.int64, types.float64, types.boolean, types.float64,
@@ -114,12 +210,95 @@ def residual_step(p, p_prev, beta, beta_prev, tau, tau_prev, gains, h, held, r):
     return bad
 
 
+@numba.njit(types.int64(VEC, VEC, VEC, VEC, _EFFORT, _INDEX, types.float64, MAT, VEC, MAT),
+            **OPTS)
+def observer_step(model, buffer, q, qd, effort, index, t, state, scalars, friction):
+    """Use one sample at time t: efforts, p, beta, friction, r; return STEP_* (see the top).
+
+    ``state``: the rows R, P, BETA, TAU (of the last sample used), P_NEW, BETA_NEW, TAU_NEW
+    (scratch), GAINS and LARGEST (max |r_j| since the caller last cleared it), nv columns each;
+    ``scalars``: T (time of the last sample used), STARTED, STEP (the last step h), BAD (an
+    effort's index), then the settings MAX_GAP, HELD, FRICTION, OFFSET, BAND, TANH, STRIBECK
+    (friction: :func:`subtract_friction`) and MAX_EFFORT.  ``effort[index[k]]`` is the effort of
+    the k-th of the last ``len(index)`` velocity coordinates (those before are 0).
+
+    In order: a non-finite or repeated t (STEP_TIME, STEP_SAME), an index outside effort
+    (STEP_PARTIAL), an effort not finite or above MAX_EFFORT (STEP_EFFORT, its index in BAD),
+    :func:`momentum_terms` (STEP_TERMS + its status) and the friction (STEP_FRICTION) leave
+    the state as it was.  Then the first sample (STEP_START), time going back (STEP_BACK) or a
+    step above MAX_GAP (STEP_GAP) start the observer with r = 0; any other sample advances r
+    by :func:`residual_step` (STEP_OK, or STEP_OVERFLOW when r is not finite: r = 0 and the
+    next sample starts again).  A used sample becomes the last one and updates LARGEST.
+    """
+    nv = state.shape[1]
+    if not math.isfinite(t):
+        return STEP_TIME
+    started = scalars[STARTED] != 0.0
+    if started and t == scalars[T]:
+        return STEP_SAME
+    m = index.shape[0]
+    first = nv - m
+    if first < 0:
+        return STEP_PARTIAL
+    tau = state[TAU_NEW]
+    bound = scalars[MAX_EFFORT]
+    for k in range(m):
+        i = index[k]
+        if i < 0 or i >= effort.shape[0]:
+            return STEP_PARTIAL
+        x = effort[i]
+        if not abs(x) <= bound:
+            scalars[BAD] = i
+            return STEP_EFFORT
+        tau[first + k] = x
+    for j in range(first):
+        tau[j] = 0.0
+    status = momentum_terms(model, buffer, q, qd, state[P_NEW], state[BETA_NEW])
+    if status != STATUS_OK:
+        return STEP_TERMS + status
+    if scalars[FRICTION] != 0.0 and subtract_friction(
+            friction, qd, int(scalars[OFFSET]), scalars[BAND], scalars[TANH] != 0.0,
+            scalars[STRIBECK], state[BETA_NEW]):
+        return STEP_FRICTION
+    h = t - scalars[T]
+    outcome = STEP_OK if started else STEP_START
+    if started and h < 0.0:
+        outcome = STEP_BACK
+    elif started and h > scalars[MAX_GAP]:
+        outcome = STEP_GAP
+    scalars[STEP] = h
+    r = state[R]
+    if outcome != STEP_OK:
+        for j in range(nv):
+            r[j] = 0.0
+    elif residual_step(state[P_NEW], state[P], state[BETA_NEW], state[BETA], tau, state[TAU],
+                       state[GAINS], h, scalars[HELD] != 0.0, r):
+        for j in range(nv):
+            r[j] = 0.0
+        scalars[STARTED] = 0.0
+        return STEP_OVERFLOW
+    scalars[T] = t
+    scalars[STARTED] = 1.0
+    largest = state[LARGEST]
+    for j in range(nv):
+        state[P, j] = state[P_NEW, j]
+        state[BETA, j] = state[BETA_NEW, j]
+        state[TAU, j] = tau[j]
+        a = abs(r[j])
+        if a > largest[j]:
+            largest[j] = a
+    return outcome
+
+
 @numba.njit(types.int64(VEC, VEC, VEC), **OPTS)
 def exceed(r, thresholds, out):
     """Write |r| into out; return how many entries exceed their threshold.
 
-    numpy form: ``out[:] = abs(r); (out > thresholds).sum()``.
+    numpy form: ``out[:] = abs(r); (out > thresholds).sum()``.  -1 (nothing written) when the
+    three lengths differ.
     """
+    if r.shape[0] != thresholds.shape[0] or out.shape[0] != thresholds.shape[0]:
+        return -1
     count = 0
     for j in range(r.shape[0]):
         a = abs(r[j])
