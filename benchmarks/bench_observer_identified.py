@@ -21,21 +21,18 @@ Issue 22's observer targets, measured in-process (:mod:`observer_identified` in 
    relative to max(5 %, 0.2 N m), the wrench error at the last link (panda_link7).
 
 Usage: python benchmarks/bench_observer_identified.py [--seconds 60] [--seed 1]
-       [--friction coulomb] [--margin 1.5] [--keep-every-joint] [--no-pushes] [--no-quiet]
+       [--friction auto] [--margin 1.5] [--no-pushes] [--no-quiet]
 """
 
 import argparse
-import contextlib
 import os
 import sys
 import time
-from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'test'))
 
-import numpy as np  # noqa: E402,I100
-import observer_identified as oi  # noqa: E402
+import observer_identified as oi  # noqa: E402,I100
 from rnea_ros.demo import scenes  # noqa: E402
 
 
@@ -104,26 +101,18 @@ def main(argv=None):
     parser.add_argument('--seconds', type=float, default=60.0,
                         help='simulated seconds of each free-motion run (default 60)')
     parser.add_argument('--seed', type=int, default=oi.SEED, help='perturbation seed')
-    parser.add_argument('--friction', default='coulomb',
+    parser.add_argument('--friction', default='auto',
                         choices=('auto', 'coulomb', 'asymmetric', 'tanh'),
-                        help="rnea-ros identify's --friction (default coulomb)")
+                        help="rnea-ros identify's --friction (default auto, as identify)")
     parser.add_argument('--margin', type=float, default=1.5,
                         help='suggested threshold >= margin x max |r| (rnea-ros observe)')
-    parser.add_argument('--keep-every-joint', action='store_true',
-                        help="diagnostic: identify with every joint's equations, as if each "
-                        "joint moved enough (identify's rule leaves finger 2 out here)")
     parser.add_argument('--no-pushes', dest='pushes', action='store_false')
     parser.add_argument('--no-quiet', dest='quiet', action='store_false')
     args = parser.parse_args(argv)
     started = time.monotonic()
     arm = oi.Arm(args.seed)
     excitation = arm.excitation()
-    with contextlib.ExitStack() as stack:
-        if args.keep_every_joint:
-            stack.enter_context(mock.patch(
-                'rnea_ros.analysis.identification.moving_joints',
-                lambda model, Q, QD, band: np.arange(model.njoints)))
-        model, result, params, urdf = oi.identify_model(arm, excitation, args.friction)
+    model, result, params, urdf = oi.identify_model(arm, excitation, args.friction)
     print(f'seed {args.seed}: identified ({result.friction_model.name} friction, moving '
           f'joints {[short(model.joint_names[j]) for j in result.moving]}) in '
           f'{time.monotonic() - started:.0f} s')
