@@ -96,6 +96,56 @@ def test_inverse_dynamics_adds_the_law_batch_and_aba_agree(law):
     np.testing.assert_allclose(batch[-1], tau, atol=1e-10)
 
 
+@pytest.mark.parametrize('law', fr.LAWS)
+def test_per_joint_velocity_scales_in_inverse_dynamics_batch_aba_and_regressor(law):
+    """friction_coulomb_band / friction_stribeck_velocity: v_s and v_st joint by joint.
+
+    ID - ID(rigid) is the law with each joint's own scales (numpy basis), the batch kernel and
+    ABA agree, the symmetric regressor uses them, and the options round-trip.
+    """
+    rng = np.random.default_rng(6)
+    options = _ur5_options(rng, law)
+    names = RobotModel.from_urdf_file(UR5).joint_names
+    v_s, v_st = rng.uniform(0.01, 0.3, 6), rng.uniform(0.02, 0.5, 6)
+    model = RobotModel.from_urdf_file(UR5, friction_coulomb_band=dict(zip(names, v_s)),
+                                      friction_stribeck_velocity=dict(zip(names, v_st)),
+                                      **options)
+    np.testing.assert_array_equal(model.coulomb_bands, v_s)
+    common = RobotModel.from_urdf_file(UR5, **options)
+    np.testing.assert_array_equal(common.coulomb_bands, np.full(6, 0.02))
+    plain = RobotModel.from_urdf_file(UR5)
+    Q, QD, QDD, TAU = [], [], [], []
+    for _ in range(10):
+        q, qd, qdd = random_state(model, rng, scale=0.1)
+        tau = inverse_dynamics(model, q, qd, qdd)
+        B = fr.basis(qd, v_s, law, v_st)                    # (6, 6): joint j with its scales
+        expected = (inverse_dynamics(plain, q, qd, qdd) + model.armature * qdd
+                    + np.einsum('jk,jk->j', B, model.friction_table))
+        np.testing.assert_allclose(tau, expected, atol=1e-10)
+        assert np.max(np.abs(tau - inverse_dynamics(common, q, qd, qdd))) > 1e-3
+        np.testing.assert_allclose(forward_dynamics(model, q, qd, tau), qdd, atol=1e-8)
+        Q, QD, QDD, TAU = Q + [q], QD + [qd], QDD + [qdd], TAU + [tau]
+    batch = inverse_dynamics_batch(model, np.array(Q), np.array(QD), np.array(QDD))
+    np.testing.assert_allclose(batch, np.array(TAU), atol=1e-10)
+    symmetric = {k: v for k, v in options.items() if k not in (
+        'friction_viscous_negative', 'friction_coulomb_negative', 'friction_stribeck')}
+    sym = RobotModel.from_urdf_file(UR5, friction_coulomb_band=dict(zip(names, v_s)),
+                                    **symmetric)
+    x = np.concatenate([inertial_parameters(sym), joint_parameters(sym)])
+    np.testing.assert_allclose(regressor(sym, Q[0], QD[0], QDD[0], friction=True) @ x,
+                               inverse_dynamics(sym, Q[0], QD[0], QDD[0]), atol=1e-9)
+    again = RobotModel.from_urdf_file(UR5, **model.joint_term_options())
+    np.testing.assert_array_equal(again.coulomb_bands, v_s)
+    np.testing.assert_array_equal(again.stribeck_velocities, v_st)
+    assert 'friction_coulomb_band' not in common.joint_term_options()
+    for bad in ({'friction_coulomb_band': {'elbow_joint': 0.0}},
+                {'friction_stribeck_velocity': {'elbow_joint': np.nan}}):
+        with pytest.raises(ValueError, match='> 0'):
+            RobotModel.from_urdf_file(UR5, **bad)
+    with pytest.raises(ValueError, match='not a moving joint'):
+        RobotModel.from_urdf_file(UR5, friction_coulomb_band={'nope': 0.1})
+
+
 def test_effort_offset_acts_at_rest_and_may_be_negative():
     offsets = {'shoulder_lift_joint': -0.4, 'wrist_3_joint': 0.07}
     model = RobotModel.from_urdf_file(UR5, effort_offset=offsets)

@@ -394,7 +394,10 @@ def test_rnea_ros_observe_builds_the_node_model_from_identify_params(tmp_path, c
 
 @pytest.mark.parametrize('law', ['linear', 'tanh'])
 def test_friction_kernel_equals_joint_friction(law):
-    """subtract_friction = joint_friction: both directions, Stribeck, offsets, at and near 0."""
+    """subtract_friction = joint_friction: both directions, Stribeck, offsets, at and near 0.
+
+    With per-joint velocity scales v_s and v_st (friction_coulomb_band / _stribeck_velocity).
+    """
     from observer_sim import PANDA
     from rnea_ros import RobotModel
     from rnea_ros.core.dynamics import joint_friction
@@ -402,19 +405,22 @@ def test_friction_kernel_equals_joint_friction(law):
     plain = RobotModel.from_urdf_file(PANDA, floating_base=True)
     rng = np.random.default_rng(5)
 
-    def per_joint():
-        return dict(zip(plain.joint_names, rng.uniform(0.1, 2.0, plain.njoints).tolist()))
+    def per_joint(low=0.1, high=2.0):
+        return dict(zip(plain.joint_names, rng.uniform(low, high, plain.njoints).tolist()))
     model = RobotModel.from_urdf_file(
         PANDA, floating_base=True, friction_law=law, coulomb_band=0.05, stribeck_velocity=0.2,
         friction_viscous=per_joint(), friction_viscous_negative=per_joint(),
         friction_coulomb=per_joint(), friction_coulomb_negative=per_joint(),
-        friction_stribeck=per_joint(), effort_offset=per_joint())
-    table = np.array(model.friction_table)          # a writable copy (the kernel signature)
+        friction_stribeck=per_joint(), effort_offset=per_joint(),
+        friction_coulomb_band=per_joint(0.01, 0.2),
+        friction_stribeck_velocity=per_joint(0.05, 0.5))
+    assert np.ptp(model.coulomb_bands) > 0.05 and np.ptp(model.stribeck_velocities) > 0.1
+    table = np.column_stack([model.friction_table, model.coulomb_bands,
+                             model.stribeck_velocities])    # the kernel's 8-column table
     for scale in (0.01, 0.1, 1.0, 5.0):
         qd = rng.normal(scale=scale, size=model.nv)
         qd[-1] = 0.0
         beta = rng.normal(size=model.nv)
         expected = beta - joint_friction(model, qd)
-        assert subtract_friction(table, qd, 6, model.coulomb_band, law == 'tanh',
-                                 model.stribeck_velocity, beta) == 0
+        assert subtract_friction(table, qd, 6, law == 'tanh', beta) == 0
         np.testing.assert_allclose(beta, expected, rtol=1e-13, atol=1e-13)

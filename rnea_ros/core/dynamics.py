@@ -73,8 +73,8 @@ def _friction(model, v):
     The law of :mod:`rnea_ros.core.friction` (Khalil 2010 eq. 31 ``Fs sign(v) + Fv v``, by
     direction, with a Stribeck term and an effort offset) with the model's table.
     """
-    return friction.friction_effort(model.friction_table, v, model.coulomb_band,
-                                    model.friction_law, model.stribeck_velocity)
+    return friction.friction_effort(model.friction_table, v, model.coulomb_bands,
+                                    model.friction_law, model.stribeck_velocities)
 
 
 def joint_friction(model, qd):
@@ -82,7 +82,7 @@ def joint_friction(model, qd):
 
     The model's law of :mod:`rnea_ros.core.friction`: ``Fv(qd) qd + (Fs(qd) + Fx e(qd)) s(qd)
     + off`` per joint (Khalil 2010 eq. 31 when only Fv and Fs are set); s(qd) is sign(qd),
-    linear inside |qd| < model.coulomb_band (no chatter at rest), or tanh(qd / band).
+    linear inside |qd| < v_s = model.coulomb_bands (no chatter at rest), or tanh(qd / v_s).
     """
     off = model.nv - model.njoints
     out = np.zeros(model.nv)

@@ -26,7 +26,10 @@ The parameters of a joint are one row of a (njoints, 6) *friction table* in that
 :class:`~rnea_ros.core.model.RobotModel` holds one (``model.friction_table``, built from its
 options ``friction_viscous``, ``friction_viscous_negative``, ``friction_coulomb``,
 ``friction_coulomb_negative``, ``friction_stribeck``, ``effort_offset``, ``friction_law``,
-``coulomb_band`` and ``stribeck_velocity``).
+``coulomb_band`` and ``stribeck_velocity``).  v_s and v_st may differ joint by joint (the model
+options ``friction_coulomb_band`` and ``friction_stribeck_velocity``; ``model.coulomb_bands`` and
+``model.stribeck_velocities``): every function here takes ``scale`` and ``stribeck_velocity`` as
+one value or one per joint (the last axis of qd).
 """
 
 import numpy as np

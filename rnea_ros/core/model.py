@@ -27,7 +27,8 @@ from rnea_ros.core.urdf import parse_urdf, read_urdf_file
 # Joint-term options of RobotModel (maps joint -> value, then the law's settings).
 _JOINT_OPTIONS = ('friction_viscous', 'friction_coulomb', 'armature', 'friction_viscous_negative',
                   'friction_coulomb_negative', 'friction_stribeck', 'effort_offset',
-                  'friction_law', 'stribeck_velocity')
+                  'friction_law', 'stribeck_velocity', 'friction_coulomb_band',
+                  'friction_stribeck_velocity')
 
 
 class Workspace:
@@ -85,7 +86,11 @@ class RobotModel:
         ``friction_viscous_negative`` and ``friction_coulomb_negative`` (Fv-, Fs- for qd < 0;
         a joint not named there uses its Fv, Fs both ways), ``friction_stribeck`` (Fx >= 0),
         ``effort_offset`` (a constant effort per joint, any sign), ``friction_law`` ('linear'
-        or 'tanh') and ``stribeck_velocity``.
+        or 'tanh') and ``stribeck_velocity``.  ``coulomb_band`` and ``stribeck_velocity`` are the
+        velocity scales v_s and v_st of every joint; ``friction_coulomb_band`` and
+        ``friction_stribeck_velocity`` (joint -> value, > 0) set them joint by joint (the others
+        keep the common value).  ``coulomb_bands`` and ``stribeck_velocities`` hold them per
+        joint (model order).
         """
         self.name = name
         self.floating_base = bool(floating_base)
@@ -122,7 +127,8 @@ class RobotModel:
         for arr in (self.ints, self.reals, self.joint_body, self.effort_limits,
                     self.velocity_limits, self.lower_limits, self.upper_limits,
                     self.urdf_damping, self.urdf_friction, self.friction_viscous,
-                    self.friction_coulomb, self.armature, self.friction_table):
+                    self.friction_coulomb, self.armature, self.friction_table,
+                    self.coulomb_bands, self.stribeck_velocities):
             arr.flags.writeable = False
         self.default_workspace = Workspace(self)
 
@@ -181,6 +187,12 @@ class RobotModel:
         if not (np.isfinite(self.stribeck_velocity) and self.stribeck_velocity > 0.0):
             raise ValueError(f'stribeck_velocity must be positive, got {self.stribeck_velocity}')
         nj = self.njoints
+        self.coulomb_bands = self._joint_scales(joint_index, 'friction_coulomb_band',
+                                                options.get('friction_coulomb_band'),
+                                                self.coulomb_band)
+        self.stribeck_velocities = self._joint_scales(
+            joint_index, 'friction_stribeck_velocity', options.get('friction_stribeck_velocity'),
+            self.stribeck_velocity)
         urdf = friction_from_urdf
         arrays = {'friction_viscous': self.urdf_damping.copy() if urdf else np.zeros(nj),
                   'friction_coulomb': self.urdf_friction.copy() if urdf else np.zeros(nj)}
@@ -210,6 +222,19 @@ class RobotModel:
                 self.reals[b, ARMATURE] = ia[self.ints[b, IV] - off_v]
         self.has_joint_terms = bool(self.friction_table.any() or ia.any())
 
+    def _joint_scales(self, joint_index, what, values, common):
+        """Return the per-joint velocity scales: ``common``, or the value a joint is given."""
+        out = np.full(self.njoints, common)
+        for joint, value in (values or {}).items():
+            if joint not in joint_index:
+                raise ValueError(f"{what} names joint '{joint}', which is not a moving joint "
+                                 f"of robot '{self.name}'")
+            value = float(value)
+            if not (np.isfinite(value) and value > 0.0):
+                raise ValueError(f"{what}['{joint}'] must be finite and > 0, got {value}")
+            out[joint_index[joint]] = value
+        return out
+
     def joint_term_options(self):
         """Return the options that rebuild this model's friction, armature and offsets.
 
@@ -226,6 +251,12 @@ class RobotModel:
         out = {k: dict(zip(names, map(float, v))) for k, v in columns.items()}
         out.update(coulomb_band=self.coulomb_band, friction_law=self.friction_law,
                    stribeck_velocity=self.stribeck_velocity)
+        for what, values, common in (('friction_coulomb_band', self.coulomb_bands,
+                                      self.coulomb_band),
+                                     ('friction_stribeck_velocity', self.stribeck_velocities,
+                                      self.stribeck_velocity)):
+            if np.any(values != common):
+                out[what] = dict(zip(names, map(float, values)))
         return out
 
     # -- constructors -------------------------------------------------------------------------

@@ -113,14 +113,14 @@ class MomentumObserver:
         self.gains = self._state[kernel.GAINS]
         self.gains[:] = gains
         self.largest = self._state[kernel.LARGEST]
-        self._friction_table = np.array(model.friction_table, dtype=np.float64)  # writable
+        self._friction_table = np.ascontiguousarray(np.column_stack(     # writable, 8 columns
+            [model.friction_table, model.coulomb_bands, model.stribeck_velocities]))
         scalars = self._scalars = np.zeros(kernel.SCALARS)
         scalars[kernel.MAX_GAP], scalars[kernel.HELD] = self.max_gap, self.held
         scalars[kernel.FRICTION] = self.friction and model.has_joint_terms
-        scalars[kernel.OFFSET], scalars[kernel.BAND] = self.offset, model.coulomb_band
+        scalars[kernel.OFFSET] = self.offset
         scalars[kernel.TANH] = model.friction_law == 'tanh'
-        scalars[kernel.STRIBECK], scalars[kernel.MAX_EFFORT] = (model.stribeck_velocity,
-                                                                MAX_EFFORT)
+        scalars[kernel.MAX_EFFORT] = MAX_EFFORT
         # Efforts in model order: of all nv coordinates, or of the joints only.
         self._in_order = {n: np.arange(n, dtype=np.intp) for n in (self.nv, model.njoints)}
         self.suspended = ''              # why the last sample was not used ('' = it was)

@@ -139,7 +139,7 @@ def joint_columns(model, qd, qdd):
     rows = off + np.arange(nj)
     cols = NJOINT_PARAM * np.arange(nj)
     out[..., rows, cols] = qd[..., off:]
-    out[..., rows, cols + 1] = smooth_sign(qd[..., off:], model.coulomb_band, model.friction_law)
+    out[..., rows, cols + 1] = smooth_sign(qd[..., off:], model.coulomb_bands, model.friction_law)
     out[..., rows, cols + 2] = qdd[..., off:]
     out[..., rows, cols + 3] = 1.0
     return out

@@ -49,8 +49,10 @@ _INDEX = types.Array(types.intp, 1, 'C', readonly=True)
 
 # observer_step: the rows of ``state`` (nv columns each) and the entries of ``scalars``.
 R, P, BETA, TAU, P_NEW, BETA_NEW, TAU_NEW, GAINS, LARGEST, STATE_ROWS = range(10)
-(T, STARTED, STEP, BAD, MAX_GAP, HELD, FRICTION, OFFSET, BAND, TANH, STRIBECK, MAX_EFFORT,
- SCALARS) = range(13)
+(T, STARTED, STEP, BAD, MAX_GAP, HELD, FRICTION, OFFSET, TANH, MAX_EFFORT, SCALARS) = range(11)
+# The friction table of observer_step: the 6 columns of rnea_ros.core.friction, then per joint
+# the velocity scales v_s (BAND_COLUMN) and v_st (STRIBECK_COLUMN).
+BAND_COLUMN, STRIBECK_COLUMN, FRICTION_COLUMNS = 6, 7, 8
 # observer_step's outcomes: the sample was used (r valid) ...
 STEP_OK, STEP_START, STEP_BACK, STEP_GAP = 0, 1, 2, 3
 # ... or not (state unchanged, except STEP_OVERFLOW: restarted); STEP_TERMS + a kernel status.
@@ -159,20 +161,20 @@ def momentum_terms(model, buffer, q, qd, p, beta):
     return STATUS_OK
 
 
-@numba.njit(types.int64(MAT, VEC, types.int64, types.float64, types.boolean, types.float64,
-                        VEC), **OPTS)
-def subtract_friction(table, qd, offset, band, tanh_law, stribeck_velocity, beta):
+@numba.njit(types.int64(MAT, VEC, types.int64, types.boolean, VEC), **OPTS)
+def subtract_friction(table, qd, offset, tanh_law, beta):
     """Subtract the joint friction of :mod:`rnea_ros.core.friction` from beta[offset:].
 
-    Per joint j (velocity v = qd[offset + j], table row j): ``s = clip(v / band, -1, 1)`` (or
-    ``tanh(v / band)``), ``tau_f = Fv(v) v + (Fs(v) + Fx exp(-(v / v_st)^2)) s + off`` with the
-    coefficients of v's direction (qd > 0: the + ones).  numpy form: ``beta[offset:] -=
-    friction_effort(table, qd[offset:], band, law, stribeck_velocity)``.
+    Per joint j (velocity v = qd[offset + j], table row j: the 6 friction columns, then v_s and
+    v_st): ``s = clip(v / v_s, -1, 1)`` (or ``tanh(v / v_s)``), ``tau_f = Fv(v) v + (Fs(v) + Fx
+    exp(-(v / v_st)^2)) s + off`` with the coefficients of v's direction (qd > 0: the + ones).
+    numpy form: ``beta[offset:] -= friction_effort(table[:, :6], qd[offset:], table[:, 6], law,
+    table[:, 7])``.
     """
     bad = 0
     for j in range(table.shape[0]):
         v = qd[offset + j]
-        x = v / band
+        x = v / table[j, BAND_COLUMN]
         if tanh_law:
             s = math.tanh(x)
         else:
@@ -182,7 +184,7 @@ def subtract_friction(table, qd, offset, band, tanh_law, stribeck_velocity, beta
         else:
             fv, fs = table[j, FV_NEG], table[j, FS_NEG]
         if table[j, FX] != 0.0:
-            y = v / stribeck_velocity
+            y = v / table[j, STRIBECK_COLUMN]
             fs += table[j, FX] * math.exp(-y * y)
         b = beta[offset + j] - (fv * v + fs * s + table[j, OFF])
         beta[offset + j] = b
@@ -218,9 +220,10 @@ def observer_step(model, buffer, q, qd, effort, index, t, state, scalars, fricti
     ``state``: the rows R, P, BETA, TAU (of the last sample used), P_NEW, BETA_NEW, TAU_NEW
     (scratch), GAINS and LARGEST (max |r_j| since the caller last cleared it), nv columns each;
     ``scalars``: T (time of the last sample used), STARTED, STEP (the last step h), BAD (an
-    effort's index), then the settings MAX_GAP, HELD, FRICTION, OFFSET, BAND, TANH, STRIBECK
-    (friction: :func:`subtract_friction`) and MAX_EFFORT.  ``effort[index[k]]`` is the effort of
-    the k-th of the last ``len(index)`` velocity coordinates (those before are 0).
+    effort's index), then the settings MAX_GAP, HELD, FRICTION, OFFSET, TANH (friction:
+    :func:`subtract_friction`, with the table ``friction``) and MAX_EFFORT.  ``effort[index[k]]``
+    is the effort of the k-th of the last ``len(index)`` velocity coordinates (those before are
+    0).
 
     In order: a non-finite or repeated t (STEP_TIME, STEP_SAME), an index outside effort
     (STEP_PARTIAL), an effort not finite or above MAX_EFFORT (STEP_EFFORT, its index in BAD),
@@ -257,8 +260,7 @@ def observer_step(model, buffer, q, qd, effort, index, t, state, scalars, fricti
     if status != STATUS_OK:
         return STEP_TERMS + status
     if scalars[FRICTION] != 0.0 and subtract_friction(
-            friction, qd, int(scalars[OFFSET]), scalars[BAND], scalars[TANH] != 0.0,
-            scalars[STRIBECK], state[BETA_NEW]):
+            friction, qd, int(scalars[OFFSET]), scalars[TANH] != 0.0, state[BETA_NEW]):
         return STEP_FRICTION
     h = t - scalars[T]
     outcome = STEP_OK if started else STEP_START
