@@ -202,3 +202,50 @@ def test_recordings_with_real_flaws_meet_the_targets_through_the_cli(tmp_path, r
     phi = inertial_parameters(plain)
     assert all(is_physically_consistent(phi[NPARAM * b:NPARAM * (b + 1)])
                for b in range(plain.nbodies))
+
+
+def test_per_joint_velocity_scales_are_chosen_and_one_law_predicts_everywhere():
+    """A tanh truth whose v_s differs by joint: identify picks v_s per joint (held-out blocks).
+
+    The identified law is one definition: identify's prediction equals inverse dynamics of the
+    identified URDF with the identified model options, and the model the node builds from the
+    written PARAMS.yaml (per-joint friction_coulomb_band / friction_stribeck_velocity).
+    """
+    import yaml
+    from rnea_ros.analysis.output import node_parameters
+    from rnea_ros.core.dynamics import inverse_dynamics_batch
+    from rnea_ros.core.urdf import parse_urdf
+    from rnea_ros.node import params as node_params
+    model = RobotModel.from_urdf_file(urdf_path('ur5'))
+    names = model.joint_names
+    v_s = dict(zip(names, [0.02, 0.1, 0.02, 0.1, 0.02, 0.1]))
+    nominal, truth, traj, data = simulate(
+        'ur5', 9, friction_law='tanh', friction_coulomb_band=v_s,
+        friction_stribeck_velocity={n: 2.0 * v for n, v in v_s.items()},
+        friction_coulomb=dict.fromkeys(names, 2.0),
+        friction_stribeck=dict.fromkeys(names, 1.0))
+    result = identify(nominal, *data)
+    fm = result.friction_model
+    assert fm.per_joint and fm.law == 'tanh', fm
+    picked = dict(zip(names, fm.scales()[0]))
+    assert sum(picked[n] == v for n, v in v_s.items()) >= 5, picked
+    err, rms = validation_error(nominal, truth, traj, result)
+    assert np.all(err <= np.maximum(0.03 * rms, 0.1)), (err, rms)
+    for one in friction_models(nominal, 'tanh'):   # any common v_s predicts worse
+        err_one, _ = validation_error(nominal, truth, traj, identify(nominal, *data,
+                                                                     friction=[one]))
+        assert err.sum() < err_one.sum(), one.name
+    Q, QD, QDD, _ = data
+    Q, QD, QDD = Q[::20], QD[::20], QDD[::20]
+    expected = predict(nominal, result, Q, QD, QDD)
+    with open(urdf_path('ur5'), encoding='utf-8') as f:
+        xml = identified_urdf(f.read(), nominal, result.phi, result.joint_params)
+    core = RobotModel.from_urdf_string(xml, **result.model_options(nominal))
+    np.testing.assert_allclose(core.coulomb_bands, fm.scales()[0])
+    np.testing.assert_allclose(inverse_dynamics_batch(core, Q, QD, QDD), expected, atol=1e-9)
+    (values,) = [v['ros__parameters']
+                 for v in yaml.safe_load(node_parameters(nominal, result)).values()]
+    assert values['friction_coulomb_band'] == list(fm.scales()[0])
+    node_model = node_params.node_model(parse_urdf(xml), node_params.node_config(values))
+    np.testing.assert_allclose(inverse_dynamics_batch(node_model, Q, QD, QDD), expected,
+                               atol=1e-9)

@@ -24,8 +24,9 @@ from rnea_ros.core.dynamics import gravity_torques
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.regressor import inertial_parameters
 
-CASES = [('panda', 1, 'sigmoid'), ('panda', 2, 'asymmetric'), (XARM7, 2, 'stribeck'),
-         (XARM7, 11, 'sigmoid')]
+# panda seed 7 sigmoid: joint 5 needs its own v_s (a common one missed the bound, 1.17 x).
+CASES = [('panda', 1, 'sigmoid'), ('panda', 2, 'asymmetric'), ('panda', 7, 'sigmoid'),
+         (XARM7, 2, 'stribeck'), (XARM7, 11, 'sigmoid')]
 
 
 def other_motion(traj):

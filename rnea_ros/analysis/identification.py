@@ -100,9 +100,22 @@ class FrictionModel:
 
     name: str
     law: str
-    scale: float                  # v_s of the sign (the Coulomb band for the linear law)
-    stribeck_velocity: float
+    scale: object                 # v_s of the sign (the Coulomb band for the linear law): a
+    stribeck_velocity: object     # float, or a tuple per joint (model order); so is v_st
     groups: tuple
+
+    @property
+    def per_joint(self):
+        """Return whether v_s and v_st are given joint by joint (tuples)."""
+        return isinstance(self.scale, tuple)
+
+    def scales(self, joint=None):
+        """Return (v_s, v_st) of one joint (index), or of all (floats or arrays per joint)."""
+        if not self.per_joint:
+            return self.scale, self.stribeck_velocity
+        if joint is None:
+            return np.array(self.scale), np.array(self.stribeck_velocity)
+        return self.scale[joint], self.stribeck_velocity[joint]
 
     @property
     def parameter_names(self):
@@ -123,19 +136,30 @@ class FrictionModel:
         out = [np.mean(table[:, list(cols)], axis=1) for _, cols in self.groups]
         return np.column_stack(out + [armature])
 
-    def columns(self, qd, qdd):
-        """Return the (..., P) regressor columns of joint velocities/accelerations (one joint)."""
-        B = fr.basis(qd, self.scale, self.law, self.stribeck_velocity)
+    def columns(self, qd, qdd, joint=None):
+        """Return the (..., P) regressor columns of velocities/accelerations of joint ``joint``.
+
+        ``joint=None``: the last axis of qd holds every joint (or the scales are common).
+        """
+        v_s, v_st = self.scales(joint)
+        B = fr.basis(qd, v_s, self.law, v_st)
         return np.stack([B[..., list(cols)].sum(axis=-1) for _, cols in self.groups]
                         + [np.asarray(qdd, dtype=float)], axis=-1)
 
-    def feature_keys(self):
-        """Return a hashable key per parameter: equal keys are equal columns."""
+    def feature_keys(self, joint=None):
+        """Return a hashable key per parameter of a joint: equal keys are equal columns.
+
+        Per-joint scales: the keys of joint ``joint``; ``None``: the union over joints.
+        """
+        if self.per_joint and joint is None:
+            return feature_keys([FrictionModel(self.name, self.law, *self.scales(j), self.groups)
+                                 for j in range(len(self.scale))])
+        v_s, v_st = (float(v) for v in self.scales(joint))
         keys = []
         for _, cols in self.groups:
             shape = any(c in (fr.FS_POS, fr.FS_NEG, fr.FX) for c in cols)
-            keys.append((self.law if shape else '', self.scale if shape else 0.0,
-                         self.stribeck_velocity if fr.FX in cols else 0.0, cols))
+            keys.append((self.law if shape else '', v_s if shape else 0.0,
+                         v_st if fr.FX in cols else 0.0, cols))
         return keys + [('Ia',)]
 
 
@@ -158,6 +182,16 @@ def friction_models(model, which='auto'):
     if which not in out:
         raise ValueError(f"friction model must be 'auto' or one of {list(out)}, got {which!r}")
     return out[which]
+
+
+def nominal_friction_model(model):
+    """Return the symmetric :class:`FrictionModel` of the model's own law and velocity scales."""
+    v_s, v_st = model.coulomb_bands, model.stribeck_velocities
+    if np.all(v_s == model.coulomb_band) and np.all(v_st == model.stribeck_velocity):
+        return FrictionModel('nominal', model.friction_law, model.coulomb_band,
+                             model.stribeck_velocity, SYMMETRIC)
+    return FrictionModel('nominal', model.friction_law, tuple(map(float, v_s)),
+                         tuple(map(float, v_st)), SYMMETRIC)
 
 
 @dataclass
@@ -204,9 +238,21 @@ class Identification:
         out = {k: dict(zip(names, map(_negligible_to_zero, t[:, c]))) for k, c in cols.items()}
         out['armature'] = dict(zip(names, map(_negligible_to_zero, self.armature)))
         fm = self.friction_model
-        out.update(friction_law=fm.law, coulomb_band=fm.scale,
-                   stribeck_velocity=fm.stribeck_velocity)
+        if fm.per_joint:                  # the common values: those of the most joints
+            v_s, v_st = fm.scales()
+            out.update(coulomb_band=_most_common(v_s), stribeck_velocity=_most_common(v_st),
+                       friction_coulomb_band=dict(zip(names, map(float, v_s))),
+                       friction_stribeck_velocity=dict(zip(names, map(float, v_st))))
+        else:
+            out.update(coulomb_band=fm.scale, stribeck_velocity=fm.stribeck_velocity)
+        out['friction_law'] = fm.law
         return out
+
+
+def _most_common(values):
+    """Return the value that occurs most often (the smallest of a tie), as a float."""
+    unique, counts = np.unique(values, return_counts=True)
+    return float(unique[np.argmax(counts)])
 
 
 def _negligible_to_zero(value, floor=1e-12):
@@ -268,7 +314,7 @@ def candidate_base(model, fm, moving, hold, seed=0):
     off = model.nv - model.njoints
     J = np.zeros((n, model.nv, P * nj))
     for j in moving:
-        J[:, off + j, P * j:P * (j + 1)] = fm.columns(QD[:, off + j], QDD[:, off + j])
+        J[:, off + j, P * j:P * (j + 1)] = fm.columns(QD[:, off + j], QDD[:, off + j], j)
     rows = np.concatenate([np.arange(off), off + np.asarray(moving, dtype=int)])
     W = np.concatenate([W, J], axis=2)[:, rows, :].reshape(-1, p)
     names = parameter_names(model) + [f'{g}[{jn}]' for jn in model.joint_names
@@ -333,7 +379,6 @@ class _Columns:
         """Return the union columns of a candidate's base columns (in base order)."""
         rigid = NPARAM * self.model.nbodies
         P = len(fm.groups) + 1
-        keys = fm.feature_keys()
         where = {j: k for k, j in enumerate(self.moving)}
         out = []
         for col in base.base:
@@ -341,7 +386,8 @@ class _Columns:
                 out.append(int(np.searchsorted(self.rigid, col)))
             else:
                 joint, k = divmod(int(col) - rigid, P)
-                out.append(self.rigid.size + where[joint] * self.F + self.keys.index(keys[k]))
+                key = fm.feature_keys(joint)[k]
+                out.append(self.rigid.size + where[joint] * self.F + self.keys.index(key))
         return np.array(out, dtype=int)
 
 
@@ -375,8 +421,7 @@ class Accumulator:
         self.model, self.band, self.chunk, self.max_bins = model, band, chunk, 2 * bins
         self.candidates = (friction_models(model, friction) if isinstance(friction, str)
                            else list(friction))
-        self.nominal = FrictionModel('nominal', model.friction_law, model.coulomb_band,
-                                     model.stribeck_velocity, SYMMETRIC)
+        self.nominal = nominal_friction_model(model)
         self.keys = feature_keys(self.candidates + [self.nominal])
         self.F = len(self.keys)
         self.cols = structural_columns(model)
@@ -496,7 +541,7 @@ class Accumulator:
         """Return joint j's local parameter vector of rigid ``phi`` and a model's joint terms."""
         v = np.zeros(self.sizes[j])
         v[:self.cols[j].size] = phi[self.cols[j]]
-        for key, value in zip(fm.feature_keys(), joint_params):
+        for key, value in zip(fm.feature_keys(j), joint_params):
             v[self.cols[j].size + self.keys.index(key)] += value
         return v
 
@@ -901,7 +946,17 @@ def _identify(sums, prior, seed):
         raise ValueError(f'{int(n.sum())} usable equations (joint speeds beyond {band} rad/s): '
                          'record longer or faster motion (rnea-ros excite)')
     fits = [_Fit(model, fm, b, columns, moving) for fm, b in zip(candidates, bases)]
-    chosen, selection = _select(fits, A, c, yy, n, prior, moving, model)
+
+    def per_joint(rows, best):
+        fm = per_joint_scales(model, [f.fm for f in fits], rows, best, moving)
+        if fm is None:
+            return None
+        base = candidate_base(model, fm, moving, sums.hold(), seed)
+        rigid = base.base[base.base < NPARAM * model.nbodies]
+        if not np.all(np.isin(rigid, columns.rigid)):     # not in the union: not tried
+            return None
+        return _Fit(model, fm, base, columns, moving)
+    chosen, selection = _select(fits, A, c, yy, n, prior, moving, model, per_joint)
     fit = fits[chosen]
     used = fit.parts(False)
     Ac, cc, yy_all, n_all = fit.system(A, c, yy, n, used + tuple(k + 2 for k in used))
@@ -930,7 +985,46 @@ def _identify(sums, prior, seed):
                           armature_combined=_armature_combined(model, fit, moving))
 
 
-def _select(fits, A, c, yy, n, prior, moving, model):
+def per_joint_scales(model, candidates, rows, best, moving):
+    """Return the chosen smooth law with each moving joint's own v_s and v_st, or None.
+
+    Per moving joint, among the candidates of the chosen one's law and terms (the grid of
+    SMOOTH_SCALES x STRIBECK_RATIOS), the scales whose fit predicts that joint's held-out
+    equations best (``holdout_rms``; a joint's friction columns enter its own equations only);
+    the other joints keep the chosen candidate's.  None when the chosen law is not smooth or
+    every joint picks the chosen scales.
+    """
+    chosen = candidates[best]
+    if chosen.law != 'tanh' or chosen.per_joint:
+        return None
+    peers = [k for k, fm in enumerate(candidates)
+             if fm.law == chosen.law and fm.groups == chosen.groups and not fm.per_joint]
+    v_s = np.full(model.njoints, float(chosen.scale))
+    v_st = np.full(model.njoints, float(chosen.stribeck_velocity))
+    for j in moving:
+        name = model.joint_names[j]
+        k = min(peers, key=lambda k: rows[k]['holdout_rms'][name])
+        v_s[j], v_st[j] = candidates[k].scale, candidates[k].stribeck_velocity
+    if np.all(v_s == chosen.scale) and np.all(v_st == chosen.stribeck_velocity):
+        return None
+    return FrictionModel(f'{chosen.law} per joint', chosen.law, tuple(map(float, v_s)),
+                         tuple(map(float, v_st)), chosen.groups)
+
+
+def _score(fit, A, c, yy, n, prior, sigma_j, moving, model):
+    """Return a candidate's row of :func:`_select`: fitted on training, held-out errors."""
+    Af, cf, yf, nf = fit.system(A, c, yy, n, fit.parts(False))
+    beta = weighted_least_squares(Af, cf, yf, nf, sigma_j, fit.beta_nom, fit.scale, prior)[0]
+    sse, nh = _held_out_sse(fit, beta, A, c, yy, n, fit.parts(True))
+    sse_moving, nm = _held_out_sse(fit, beta, A, c, yy, n, (2,))
+    rms = np.sqrt(sse / np.maximum(nh, 1))
+    return {'name': fit.fm.name, 'parameters': list(fit.fm.parameter_names),
+            'holdout_rms': {model.joint_names[j]: float(r) for j, r in zip(moving, rms)},
+            'score': float(np.sum(sse / sigma_j ** 2) / max(int(nh.sum()), 1)),
+            'score_moving': float(np.sum(sse_moving / sigma_j ** 2) / max(int(nm.sum()), 1))}
+
+
+def _select(fits, A, c, yy, n, prior, moving, model, refine=None):
     """Return (index of the chosen candidate, per-candidate held-out errors).
 
     Each candidate is fitted on the training blocks and predicts every held-out equation;
@@ -939,23 +1033,15 @@ def _select(fits, A, c, yy, n, prior, moving, model):
     Admissible: ``score_moving`` within PARSIMONY of its best (a law must not buy its fit of
     the stick band with worse predictions of the moving joints); chosen: the simplest
     admissible candidate whose ``score`` is within PARSIMONY of the best admissible one.
+
+    ``refine(rows, best)``: a further candidate (a :class:`_Fit`, or None) built from the
+    scores, e.g. the chosen law with per-joint velocity scales (:func:`per_joint_scales`).  It
+    has as many parameters as the chosen one, so it replaces it when admissible and its
+    ``score`` is lower; it is appended to ``fits``.
     """
-    rows = []
     first = fits[0].system(A, c, yy, n, fits[0].parts(False))
     sigma_j = joint_weights(*first)          # common weights: the errors are comparable
-    for fit in fits:
-        Af, cf, yf, nf = fit.system(A, c, yy, n, fit.parts(False))
-        beta = weighted_least_squares(Af, cf, yf, nf, sigma_j, fit.beta_nom, fit.scale,
-                                      prior)[0]
-        sse, nh = _held_out_sse(fit, beta, A, c, yy, n, fit.parts(True))
-        sse_moving, nm = _held_out_sse(fit, beta, A, c, yy, n, (2,))
-        rms = np.sqrt(sse / np.maximum(nh, 1))
-        rows.append({'name': fit.fm.name, 'parameters': list(fit.fm.parameter_names),
-                     'holdout_rms': {model.joint_names[j]: float(r)
-                                     for j, r in zip(moving, rms)},
-                     'score': float(np.sum(sse / sigma_j ** 2) / max(int(nh.sum()), 1)),
-                     'score_moving': float(np.sum(sse_moving / sigma_j ** 2)
-                                           / max(int(nm.sum()), 1))})
+    rows = [_score(fit, A, c, yy, n, prior, sigma_j, moving, model) for fit in fits]
     moving_scores = np.array([r['score_moving'] for r in rows])
     admissible = np.ones(len(rows), dtype=bool)
     if n[2].sum() > 0:
@@ -967,6 +1053,14 @@ def _select(fits, A, c, yy, n, prior, moving, model):
         best = int(np.flatnonzero(scores <= scores.min() * (1.0 + PARSIMONY))[0])
     for r, ok in zip(rows, admissible):
         r['admissible'] = bool(ok)
+    extra = refine(rows, best) if refine is not None and n[2:].sum() > 0 else None
+    if extra is not None:
+        fits.append(extra)
+        rows.append(_score(extra, A, c, yy, n, prior, sigma_j, moving, model))
+        ok = rows[-1]['score_moving'] <= moving_scores.min() * (1.0 + PARSIMONY)
+        rows[-1]['admissible'] = bool(ok or n[2].sum() == 0)
+        if ok and rows[-1]['score'] < rows[best]['score']:
+            best = len(rows) - 1
     for k, r in enumerate(rows):
         r['chosen'] = k == best
     return best, rows
@@ -1047,7 +1141,7 @@ def predict(model, params, Q, QD, QDD, chunk=4000, friction=None):
     nj = model.njoints
     if isinstance(params, Identification):
         fm = params.friction_model
-        friction = (fm.law, fm.scale, fm.stribeck_velocity)
+        friction = (fm.law, *fm.scales())
         params = params.parameters()
     params = np.asarray(params, dtype=float)
     rigid = NPARAM * model.nbodies
@@ -1061,8 +1155,8 @@ def predict(model, params, Q, QD, QDD, chunk=4000, friction=None):
         table, armature = jp[:, :6], jp[:, 6]
     else:
         raise ValueError(f'expected {rigid} + 4 or 7 x {nj} parameters, got {params.size}')
-    law, scale, vst = friction or (model.friction_law, model.coulomb_band,
-                                   model.stribeck_velocity)
+    law, scale, vst = friction or (model.friction_law, model.coulomb_bands,
+                                   model.stribeck_velocities)
     off = model.nv - model.njoints
     out = np.empty((Q.shape[0], model.nv))
     for start in range(0, Q.shape[0], chunk):

@@ -289,6 +289,11 @@ def residual_rms(model, x, data, joints):
     return np.sqrt(np.mean((E[:, off + joints] - P[:, off + joints]) ** 2, axis=0))
 
 
+def _scale_value(value):
+    """Return a velocity scale for the summary: a float, or a list per joint."""
+    return [float(v) for v in value] if isinstance(value, tuple) else float(value)
+
+
 def summarise(model, result, x_nom, train, validation):
     """Return the report as a JSON-ready dict.
 
@@ -299,9 +304,11 @@ def summarise(model, result, x_nom, train, validation):
     names = [model.joint_names[j] for j in joints]
     fm = result.friction_model
     out = {'robot': model.name, 'samples': result.samples, 'moving_joints': names,
+           'robot_joints': list(model.joint_names),
            'condition_number': result.condition, 'warnings': list(result.warnings),
-           'friction_model': {'name': fm.name, 'law': fm.law, 'velocity_scale': fm.scale,
-                              'stribeck_velocity': fm.stribeck_velocity,
+           'friction_model': {'name': fm.name, 'law': fm.law,
+                              'velocity_scale': _scale_value(fm.scale),
+                              'stribeck_velocity': _scale_value(fm.stribeck_velocity),
                               'parameters': list(fm.parameter_names)},
            'friction_models': result.selection,
            'weak_parameters': result.weak,
@@ -356,8 +363,9 @@ def text_report(summary):
     models = summary.get('friction_models') or []
     if models:
         lines.append('friction models, RMS error on held-out blocks of the training data '
-                     '(N m or N), * = chosen (the simplest within 2 % of the best), x = not '
-                     'admissible (predicts the moving joints > 2 % worse than the best):')
+                     '(N m or N), * = chosen (the simplest within 2 % of the best; "per joint": '
+                     'that law with the v_s that predicts each joint best, if it is better), x '
+                     '= not admissible (predicts the moving joints > 2 % worse than the best):')
         joints = list(models[0]['holdout_rms'])
         lines.append(f"  {'model':<18}" + ''.join(f'{n[-12:]:>13}' for n in joints)
                      + '   score (moving joints)')
@@ -367,9 +375,15 @@ def text_report(summary):
                          + ''.join(f"{m['holdout_rms'][n]:13.4f}" for n in joints)
                          + f"   {m['score']:.4g} ({m.get('score_moving', m['score']):.4g})")
     fm = summary['friction_model']
+    v_s, v_st = fm['velocity_scale'], fm['stribeck_velocity']
+    per_joint = isinstance(v_s, list)
     lines.append(f"friction model {fm['name']}: tau_f = Fv(qd) qd + (Fs(qd) + Fx e(qd)) s(qd) "
                  f"+ offset, s = {'clip' if fm['law'] == 'linear' else 'tanh'}(qd / "
-                 f"{fm['velocity_scale']:g}), e = exp(-(qd / {fm['stribeck_velocity']:g})^2)")
+                 f"{'v_s' if per_joint else format(v_s, 'g')}), e = exp(-(qd / "
+                 f"{'v_st' if per_joint else format(v_st, 'g')})^2)")
+    if per_joint:
+        lines.append('  per joint v_s / v_st (rad/s or m/s): ' + ', '.join(
+            f'{name} {a:g}/{b:g}' for name, a, b in zip(summary['robot_joints'], v_s, v_st)))
     lines.append('joint friction and rotor inertia: Fv+/Fv- (N m s/rad), Fs+/Fs- and Fx (N m), '
                  'Ia (kg m^2), offset (N m)')
     flagged = []

@@ -107,4 +107,7 @@ def node_parameters(model, result):
     params['friction_law'] = str(options['friction_law'])
     params['coulomb_band'] = float(options['coulomb_band'])
     params['stribeck_velocity'] = float(options['stribeck_velocity'])
+    for key in ('friction_coulomb_band', 'friction_stribeck_velocity'):   # per joint, if any
+        if key in options:
+            params[key] = [float(options[key][n]) for n in names]
     return yaml.safe_dump({'/**': {'ros__parameters': params}}, sort_keys=False)

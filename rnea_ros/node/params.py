@@ -39,11 +39,12 @@ MODEL_PARAMETERS = ('robot_description', 'urdf_file', 'floating_base', 'friction
                     'friction_viscous', 'friction_coulomb', 'armature', 'use_urdf_friction',
                     'friction_viscous_negative', 'friction_coulomb_negative',
                     'friction_stribeck', 'effort_offset', 'friction_law', 'coulomb_band',
-                    'stribeck_velocity')
+                    'stribeck_velocity', 'friction_coulomb_band', 'friction_stribeck_velocity')
 # Friction, offset and armature coefficients: maps by joint name built by joint_coefficients().
 COEFFICIENT_PARAMETERS = ('friction_viscous', 'friction_coulomb', 'armature',
                           'friction_viscous_negative', 'friction_coulomb_negative',
-                          'friction_stribeck', 'effort_offset')
+                          'friction_stribeck', 'effort_offset', 'friction_coulomb_band',
+                          'friction_stribeck_velocity')
 # The friction law's settings (rnea_ros.core.friction), passed to the model when set.
 LAW_PARAMETERS = ('friction_law', 'coulomb_band', 'stribeck_velocity')
 # Per-joint arrays: one value for all joints or one per model joint.
@@ -190,9 +191,18 @@ PARAMETERS = (
               'Sign s(qd) of the Coulomb and Stribeck terms: linear = qd / coulomb_band '
               'clipped to [-1, 1]; tanh = tanh(qd / coulomb_band).', choices=('linear', 'tanh')),
     ParamSpec('coulomb_band', 'double', 0.01,
-              'Velocity scale v_s of s(qd) in rad/s or m/s.', low=1e-9, high=1e3),
+              'Velocity scale v_s of s(qd) in rad/s or m/s, for every joint that '
+              'friction_coulomb_band does not set.', low=1e-9, high=1e3),
     ParamSpec('stribeck_velocity', 'double', 0.1,
-              'Stribeck velocity v_st in rad/s or m/s.', low=1e-9, high=1e3),
+              'Stribeck velocity v_st in rad/s or m/s, for every joint that '
+              'friction_stribeck_velocity does not set.', low=1e-9, high=1e3),
+    ParamSpec('friction_coulomb_band', 'double_array', [],
+              'Velocity scale v_s of s(qd) per joint in rad/s or m/s (one value for all joints, '
+              'or one per friction_joints / command_joints entry; as identified by rnea-ros '
+              'identify). []: coulomb_band for every joint.', low=1e-9, high=1e3),
+    ParamSpec('friction_stribeck_velocity', 'double_array', [],
+              'Stribeck velocity v_st per joint in rad/s or m/s (as friction_coulomb_band). []: '
+              'stribeck_velocity for every joint.', low=1e-9, high=1e3),
     ParamSpec('armature', 'double_array', [],
               'Rotor inertia (reflected motor inertia) Ia per joint in kg m^2 or kg: tau += Ia '
               'qdd (one value for all joints, or one per friction_joints / command_joints '
