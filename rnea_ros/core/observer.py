@@ -49,7 +49,8 @@ and :attr:`MomentumObserver.note` says so.
 **Collisions** (:class:`CollisionDetector`): a joint whose |r_j| exceeds its threshold for at
 least ``min_duration`` starts a collision event naming the joints; it ends when every |r_j| is
 below ``(1 - hysteresis)`` times its threshold (detection by thresholding the residual, as in
-Haddadin et al. 2017).
+Haddadin et al. 2017).  Optionally a joint's threshold is higher while its velocity reverses
+(``reversal_thresholds``, see the class): there the model's friction is least right.
 
 **External wrench** (:func:`external_wrench`): ``r = J^T F`` for a wrench F on one link, solved
 by damped least squares (Nakamura & Hanafusa 1986; near singularities only, see the function).
@@ -64,7 +65,8 @@ import numpy as np
 
 from rnea_ros.core.checks import gravity_acceleration
 from rnea_ros.core.kernels import observer as kernel
-from rnea_ros.core.kernels.observer import damped_least_squares, exceed, observer_step
+from rnea_ros.core.kernels.observer import (damped_least_squares, exceed, exceed_gated,
+                                            observer_step)
 from rnea_ros.core.layout import (STATUS_BAD_Q, STATUS_BAD_QD, STATUS_BAD_QUATERNION,
                                   STATUS_LEN_Q, STATUS_LEN_QD)
 
@@ -305,24 +307,51 @@ class CollisionDetector:
     entry, all > 0; ``hysteresis`` in [0, 1): a collision ends when every |r_j| is below
     ``(1 - hysteresis) threshold_j``; ``min_duration`` (s): a joint must stay above its
     threshold that long (0: the first sample above starts the collision).
+
+    **Thresholds gated by velocity reversals** (optional).  Friction is the part of the model
+    a real joint matches worst where its velocity changes sign: the measured friction turns
+    over a finite time and a velocity range wider than the model's Coulomb band, and the
+    residual of that joint shows the mismatch, up to the Coulomb jump ``Fs+ + Fs-``, while the
+    joint is slow.  A single threshold above that peak hides every contact smaller than it
+    during the rest of the motion.  With ``reversal_thresholds`` (one value or one per entry,
+    each >= its threshold) a joint uses them inside its reversal window, while
+    ``|qd_j| < reversal_band`` (rad/s or m/s) and for ``reversal_hold`` s after, and
+    ``thresholds`` outside it, when it moves: thresholds that vary with the joint's velocity
+    to absorb modelling errors (Sotoudehnejad, Takhmar, Kermani & Polushin, "Counteracting
+    modeling errors for sensitive observer-based manipulator collision detection", IROS 2012;
+    Haddadin et al. 2017, collision detection with time-variant thresholds).
+    :meth:`update` then needs the velocities.  A contact during a joint's reversal window is
+    raised on that joint only above its reversal threshold (or once the window ends).
     """
 
-    def __init__(self, names, thresholds, hysteresis=0.2, min_duration=0.005):
+    def __init__(self, names, thresholds, hysteresis=0.2, min_duration=0.005,
+                 reversal_thresholds=None, reversal_band=0.1, reversal_hold=0.02):
         """Check and keep the settings; ValueError when they do not fit ``names``."""
         self.names = tuple(names)
         n = len(self.names)
-        th = np.atleast_1d(np.asarray(thresholds, dtype=float))
-        if th.ndim != 1 or th.size not in (1, n):
-            raise ValueError(f'thresholds: give 1 value or {n} (one per joint), got {th.size}')
-        if not np.all(np.isfinite(th)) or np.any(th <= 0.0):
-            raise ValueError(f'thresholds must be finite and > 0, got {th.tolist()}')
+        self.moving = self._thresholds(thresholds, n, 'thresholds')
         if not 0.0 <= hysteresis < 1.0:
             raise ValueError(f'hysteresis must be in [0, 1), got {hysteresis}')
         if not (0.0 <= min_duration < 3600.0):
             raise ValueError(f'min_duration must be in [0, 3600) s, got {min_duration}')
-        self.thresholds = np.broadcast_to(th, (n,)).copy()
-        self.release = (1.0 - hysteresis) * self.thresholds
+        self.hysteresis = float(hysteresis)
         self.min_duration = float(min_duration)
+        self.reversal = None
+        if reversal_thresholds is not None and np.size(reversal_thresholds):
+            self.reversal = self._thresholds(reversal_thresholds, n, 'reversal_thresholds')
+            low = np.flatnonzero(self.reversal < self.moving)
+            if low.size:
+                raise ValueError('reversal_thresholds must be >= thresholds (joints '
+                                 f'{[self.names[i] for i in low]})')
+            if not (0.0 <= reversal_band < 1e6 and math.isfinite(reversal_band)):
+                raise ValueError(f'reversal_band must be in [0, 1e6) rad/s or m/s, got '
+                                 f'{reversal_band}')
+            if not (0.0 <= reversal_hold < 3600.0):
+                raise ValueError(f'reversal_hold must be in [0, 3600) s, got {reversal_hold}')
+        self.reversal_band = float(reversal_band)
+        self.reversal_hold = float(reversal_hold)
+        self.thresholds = self.moving.copy()        # each joint's threshold at the last update
+        self._slow_until = np.full(n, -np.inf)
         self._since = np.full(n, np.nan)
         self._peak = np.zeros(n)
         self._abs = np.zeros(n)
@@ -331,24 +360,54 @@ class CollisionDetector:
         self.start = None
         self.joints = ()
 
+    @staticmethod
+    def _thresholds(values, n, what):
+        th = np.atleast_1d(np.asarray(values, dtype=float))
+        if th.ndim != 1 or th.size not in (1, n):
+            raise ValueError(f'{what}: give 1 value or {n} (one per joint), got {th.size}')
+        if not np.all(np.isfinite(th)) or np.any(th <= 0.0):
+            raise ValueError(f'{what} must be finite and > 0, got {th.tolist()}')
+        return np.broadcast_to(th, (n,)).copy()
+
+    @property
+    def gated(self):
+        """Return whether the thresholds follow velocity reversals (reversal_thresholds)."""
+        return self.reversal is not None
+
     def reset(self):
-        """Forget any collision in progress."""
+        """Forget any collision in progress (and the joints' reversal windows)."""
         self._since[:] = np.nan
         self._peak[:] = 0.0
+        self._slow_until[:] = -np.inf
         self._pending = False
         self.active = False
         self.start = None
         self.joints = ()
 
-    def update(self, t, r):
-        """Take the residual r at time t; return a :class:`CollisionEvent` or None."""
+    def update(self, t, r, qd=None):
+        """Take the residual r (and the velocities qd when gated) at t; an event or None."""
         a = self._abs
-        try:        # a float64 vector (the observer's r): the kernel at once
-            count = exceed(r, self.thresholds, a)
-        except TypeError:
-            count = exceed(np.ascontiguousarray(r, dtype=np.float64), self.thresholds, a)
+        if self.reversal is None:
+            try:        # a float64 vector (the observer's r): the kernel at once
+                count = exceed(r, self.moving, a)
+            except TypeError:
+                count = exceed(np.ascontiguousarray(r, dtype=np.float64), self.moving, a)
+        else:
+            if qd is None:
+                raise ValueError('reversal thresholds need the joint velocities qd')
+            try:
+                count = exceed_gated(r, qd, t, self.moving, self.reversal,
+                                     self.reversal_band, self.reversal_hold, self._slow_until,
+                                     self.thresholds, a)
+            except TypeError:
+                count = exceed_gated(np.ascontiguousarray(r, dtype=np.float64),
+                                     np.ascontiguousarray(qd, dtype=np.float64), float(t),
+                                     self.moving, self.reversal, self.reversal_band,
+                                     self.reversal_hold, self._slow_until, self.thresholds, a)
         if count < 0:
-            raise ValueError(f'r has {np.size(r)} entries, the detector {a.size} joints')
+            raise ValueError(f'r has {np.size(r)} entries'
+                             + (f', qd {np.size(qd)}' if self.reversal is not None else '')
+                             + f', the detector {a.size} joints')
         if not self.active and count == 0:          # the common case: one kernel call
             if self._pending:
                 self._since[:] = np.nan
@@ -376,12 +435,14 @@ class CollisionDetector:
                    self.joints]
             if new:
                 self.joints = self.joints + tuple(new)
-        if np.all(a < self.release):
+        if np.all(a < (1.0 - self.hysteresis) * self.thresholds):
             idx = [self.names.index(j) for j in self.joints]
             event = CollisionEvent('clear', float(t), self.joints,
                                    {self.names[i]: float(self._peak[i]) for i in idx},
                                    self.start)
+            slow_until = self._slow_until.copy()
             self.reset()
+            self._slow_until[:] = slow_until
             return event
         return None
 
@@ -441,13 +502,15 @@ def external_wrench(model, q, r, link, reference='LOCAL', damping=0.05):
 
 def observe_recording(model, t, Q, QD, E, gains=DEFAULT_GAIN, thresholds=None, hysteresis=0.2,
                       min_duration=0.005, gravity=None, friction=True,
-                      max_gap=DEFAULT_MAX_GAP, effort_sampling='instant'):
+                      max_gap=DEFAULT_MAX_GAP, effort_sampling='instant',
+                      reversal_thresholds=None, reversal_band=0.1, reversal_hold=0.02):
     """Run the observer (and a detector when ``thresholds`` are given) over a recording.
 
     ``t`` (N,) s, ``Q`` (N, nq), ``QD`` (N, nv), ``E`` (N, njoints or nv) measured efforts, in
-    model order.  Returns a dict: ``r`` (N, nv) external torques (NaN where a sample was not
-    used), ``events`` (list of :class:`CollisionEvent`), ``suspended`` (list of (t, reason)),
-    ``notes`` (list of (t, note): restarts).
+    model order.  ``reversal_*``: the detector's thresholds gated by velocity reversals
+    (:class:`CollisionDetector`).  Returns a dict: ``r`` (N, nv) external torques (NaN where a
+    sample was not used), ``events`` (list of :class:`CollisionEvent`), ``suspended`` (list of
+    (t, reason)), ``notes`` (list of (t, note): restarts).
     """
     t = np.asarray(t, dtype=float)
     N = t.shape[0]
@@ -460,7 +523,8 @@ def observe_recording(model, t, Q, QD, E, gains=DEFAULT_GAIN, thresholds=None, h
     observer = MomentumObserver(model, gains, gravity=gravity, friction=friction,
                                 max_gap=max_gap, effort_sampling=effort_sampling)
     names = _velocity_names(model)
-    detector = (CollisionDetector(names, thresholds, hysteresis, min_duration)
+    detector = (CollisionDetector(names, thresholds, hysteresis, min_duration,
+                                  reversal_thresholds, reversal_band, reversal_hold)
                 if thresholds is not None and np.size(thresholds) else None)
     R = np.full((N, model.nv), np.nan)
     events, suspended, notes = [], [], []
@@ -475,7 +539,7 @@ def observe_recording(model, t, Q, QD, E, gains=DEFAULT_GAIN, thresholds=None, h
             continue
         R[k] = r
         if detector is not None:
-            event = detector.update(t[k], r)
+            event = detector.update(t[k], r, QD[k])
             if event is not None:
                 events.append(event)
     return {'t': t, 'r': R, 'names': names, 'events': events, 'suspended': suspended,

@@ -310,6 +310,35 @@ def exceed(r, thresholds, out):
     return count
 
 
+@numba.njit(types.int64(VEC, VEC, types.float64, VEC, VEC, types.float64, types.float64, VEC,
+                        VEC, VEC), **OPTS)
+def exceed_gated(r, qd, t, moving, reversal, band, hold, slow_until, thresholds, out):
+    """Write |r| and each joint's threshold at time t; return how many entries exceed it.
+
+    A joint is in its reversal window while ``|qd_j| < band`` (or qd_j is not finite) and for
+    ``hold`` s after: ``slow_until_j`` (the state, -inf at the start) becomes ``t + hold``
+    whenever it is slow.  Its threshold is ``reversal_j`` inside the window, ``moving_j``
+    outside.  numpy form: ``slow = ~(abs(qd) >= band); slow_until[slow] = t + hold;
+    thresholds[:] = where(t <= slow_until, reversal, moving); out[:] = abs(r);
+    (out > thresholds).sum()``.  -1 (nothing written) when the lengths differ.
+    """
+    n = r.shape[0]
+    if qd.shape[0] != n or moving.shape[0] != n or reversal.shape[0] != n or \
+            slow_until.shape[0] != n or thresholds.shape[0] != n or out.shape[0] != n:
+        return -1
+    count = 0
+    for j in range(n):
+        if not abs(qd[j]) >= band:
+            slow_until[j] = t + hold
+        th = reversal[j] if t <= slow_until[j] else moving[j]
+        thresholds[j] = th
+        a = abs(r[j])
+        out[j] = a
+        if a > th:
+            count += 1
+    return count
+
+
 @numba.njit(types.int64(MAT, VEC, types.float64, MAT, MAT, VEC, VEC), **OPTS)
 def damped_least_squares(J, r, damping, A, V, b, F):
     """Write F = (J J^T + l^2 I)^-1 J r, l^2 = max(0, damping^2 - s_min^2); return sweeps.
