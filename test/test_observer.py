@@ -239,6 +239,96 @@ def test_detector_hysteresis_and_minimum_duration():
             det.update(1.0, wrong)
 
 
+def test_gated_threshold_kernel_equals_its_numpy_form():
+    """exceed_gated: |r|, the reversal window state and each joint's threshold, as documented."""
+    from rnea_ros.core.kernels.observer import exceed_gated
+    rng = np.random.default_rng(11)
+    n = 9
+    moving = rng.uniform(0.1, 0.5, n)
+    reversal = moving + rng.uniform(0.0, 2.0, n)
+    band, hold = 0.1, 0.02
+    slow_until, slow_until_np = np.full(n, -np.inf), np.full(n, -np.inf)
+    thresholds, out = np.empty(n), np.empty(n)
+    for k in range(300):
+        t = 0.001 * k
+        r, qd = rng.normal(0.0, 1.0, n), rng.normal(0.0, 0.2, n)
+        qd[rng.random(n) < 0.05] = np.nan
+        count = exceed_gated(r, qd, t, moving, reversal, band, hold, slow_until, thresholds,
+                             out)
+        slow = ~(np.abs(qd) >= band)
+        slow_until_np[slow] = t + hold
+        expected = np.where(t <= slow_until_np, reversal, moving)
+        np.testing.assert_array_equal(slow_until, slow_until_np)
+        np.testing.assert_array_equal(thresholds, expected)
+        np.testing.assert_array_equal(out, np.abs(r))
+        assert count == int((np.abs(r) > expected).sum())
+    assert exceed_gated(r, qd[:3], 1.0, moving, reversal, band, hold, slow_until, thresholds,
+                        out) == -1
+
+
+def test_reversal_windows_follow_the_detectors_rule():
+    """reversal_windows over a recording marks exactly the samples the detector gates."""
+    from rnea_ros.core.observer import reversal_windows
+    rng = np.random.default_rng(3)
+    t = np.cumsum(rng.uniform(0.0005, 0.0015, 2000))
+    QD = 0.3 * np.sin(2.0 * np.pi * np.outer(t, [0.5, 1.3, 2.0])) + rng.normal(0, 0.01, (2000, 3))
+    det = CollisionDetector(('a', 'b', 'c'), 1.0, reversal_thresholds=2.0, reversal_band=0.1,
+                            reversal_hold=0.02)
+    gated = np.empty_like(QD, dtype=bool)
+    for k in range(t.size):
+        det.update(t[k], np.zeros(3), QD[k])
+        gated[k] = det.thresholds == 2.0
+    windows = reversal_windows(t, QD, 0.1, 0.02)
+    np.testing.assert_array_equal(windows, gated)
+    assert 0.1 < windows.mean() < 0.9
+
+
+def test_reversal_gated_thresholds_ride_out_a_reversal_and_catch_the_same_torque_in_motion():
+    """1.0 N m on a slow (reversing) joint is not a collision at 2 N m; in motion at 0.5 it is.
+
+    With one threshold of 2 N m (above the reversal's residual) the same 1.0 N m in motion is
+    missed: that is what the gating buys.  The window lasts ``reversal_hold`` after the joint
+    leaves the band; a collision needs ``min_duration`` above the moving threshold.
+    """
+    dt = 0.001
+    gated = CollisionDetector(('a', 'b'), 0.5, min_duration=0.005, reversal_thresholds=2.0,
+                              reversal_band=0.1, reversal_hold=0.02)
+    single = CollisionDetector(('a', 'b'), 2.0, min_duration=0.005)
+    events, missed = [], []
+    for k in range(200):
+        t = k * dt
+        qd = np.array([0.05 if t < 0.1 else 0.8, 0.8])     # joint a reverses until 0.1 s
+        r = np.array([1.0 if 0.03 <= t < 0.18 else 0.0, 0.1])
+        event = gated.update(t, r, qd)
+        if event is not None:
+            events.append((round(t, 4), event.kind, event.joints))
+        if single.update(t, r) is not None:
+            missed.append(t)
+    # In the window until 0.1 + 0.02 s; above 0.5 from then on for 5 ms: raised at 0.125 s.
+    assert events == [(0.125, 'collision', ('a',)), (0.18, 'clear', ('a',))]
+    assert missed == []
+    with pytest.raises(ValueError, match='velocities'):
+        gated.update(1.0, np.zeros(2))
+    with pytest.raises(ValueError, match='qd 3'):
+        gated.update(1.0, np.zeros(2), np.zeros(3))
+
+
+def test_bad_reversal_settings_are_refused():
+    """Reversal thresholds below the moving ones, <= 0 or of another length; bad band, hold."""
+    names = ('a', 'b')
+    with pytest.raises(ValueError, match=r"reversal_thresholds must be >= thresholds.*'b'"):
+        CollisionDetector(names, [1.0, 1.0], reversal_thresholds=[2.0, 0.5])
+    for bad in (0.0, np.nan, [1.0, 2.0, 3.0]):
+        with pytest.raises(ValueError, match='reversal_thresholds'):
+            CollisionDetector(names, 0.5, reversal_thresholds=bad)
+    for band in (-0.1, np.inf, np.nan):
+        with pytest.raises(ValueError, match='reversal_band'):
+            CollisionDetector(names, 0.5, reversal_thresholds=1.0, reversal_band=band)
+    with pytest.raises(ValueError, match='reversal_hold'):
+        CollisionDetector(names, 0.5, reversal_thresholds=1.0, reversal_hold=-1.0)
+    assert not CollisionDetector(names, 0.5, reversal_thresholds=[]).gated
+
+
 def test_residual_step_kernel_equals_its_numpy_form():
     """The residual step of the observer kernel computes its documented numpy form."""
     from rnea_ros.core.kernels.observer import residual_step

@@ -1,6 +1,7 @@
 """Offline momentum observer: tune collision thresholds on a recording before the arm moves.
 
 ``rnea-ros observe BAG --urdf FILE [--params PARAMS.yaml] [--gains K ...] [--thresholds T ...]
+[--reversal-thresholds T ...] [--reversal-band V] [--reversal-hold S]
 [--effort-sampling instant|held] [--hysteresis H] [--min-duration S] [--out DIR] [--json]``
 reads ``sensor_msgs/JointState`` (positions, velocities, efforts) from a rosbag2 recording
 (:func:`rnea_ros.analysis.analyze.read_joint_states`), runs the node's observer
@@ -16,16 +17,28 @@ friction law times; the observer sees up to that jump, and the larger the faster
 smooth motion (an identification's excitation) shows less than fast tracking will, so the
 floor matters there (``benchmarks/bench_observer_identified.py``).
 
+That floor makes one threshold per joint blind, the rest of the time, to any contact smaller
+than a reversal's residual (a 10 N push 8 cm from the shoulder axis is 0.8 N m; the panda's
+joint 1 jump is 2.5 N m).  So the command also suggests thresholds **gated by velocity
+reversals** (:class:`rnea_ros.core.observer.CollisionDetector`, node parameters
+``collision_reversal_thresholds``, ``collision_reversal_band``, ``collision_reversal_hold``):
+each joint's samples are split by its reversal windows (``|qd_j| < band`` and ``hold`` s after,
+:func:`rnea_ros.core.observer.reversal_windows`); the moving threshold is ``margin`` times the
+largest |r_j| outside them, never below ``floor`` (0.2 N m or N: the accuracy the external
+torques are held to; a recording gentler than the work it prepares shows less model error
+than the work will), the reversal threshold is the one-threshold suggestion (never below the
+moving one).  A joint that never left its windows in the recording keeps one threshold.
+
 ``--params`` takes the node's parameter file (``params_file:=``, or the PARAMS.yaml of
 ``rnea-ros identify``, under ``/**``): the model is built from it exactly as the node builds
 its own (:func:`rnea_ros.node.params.node_model`: friction law, positive and negative viscous
 and Coulomb terms, Stribeck, ``effort_offset``, armature, ``use_urdf_friction``, a configured
 payload; the values normalised and checked as the node does), and its ``observer_gains``,
 ``observer_effort_sampling``, ``observer_max_gap``, ``collision_thresholds``,
-``collision_hysteresis``, ``collision_min_duration`` and ``gravity`` are the defaults of the
-options.  The base is fixed (a recording of joint states has no base state), whatever
-``floating_base`` says.  ``--out DIR``
-writes ``external_torques.png`` (r(t) per joint with thresholds and collisions).
+``collision_hysteresis``, ``collision_min_duration``, ``collision_reversal_*`` and ``gravity``
+are the defaults of the options.  The base is fixed (a recording of joint states has no base
+state), whatever ``floating_base`` says.  ``--out DIR`` writes ``external_torques.png`` (r(t)
+per joint with thresholds and collisions).
 """
 
 import json
@@ -35,11 +48,13 @@ import numpy as np
 
 from rnea_ros.analysis.analyze import model_order, read_joint_states, smoothed_derivative
 from rnea_ros.core import friction as fr
-from rnea_ros.core.observer import observe_recording
+from rnea_ros.core.observer import (DEFAULT_REVERSAL_BAND, DEFAULT_REVERSAL_HOLD,
+                                    observe_recording, reversal_windows)
 from rnea_ros.core.urdf import parse_urdf, read_urdf
 from rnea_ros.node.params import node_config, node_model, SPECS
 
 NODE = 'rnea'           # the node's name: sections of a parameter file that apply to it
+FLOOR = 0.2             # N m or N: the lowest moving threshold suggested
 
 
 def read_params(path, node=NODE):
@@ -69,13 +84,20 @@ def read_params(path, node=NODE):
 
 
 def observe(urdf_xml, t, names, Q, QD, E, params=None, gains=None, thresholds=None,
-            hysteresis=None, min_duration=None, margin=1.5, effort_sampling=None):
+            hysteresis=None, min_duration=None, margin=1.5, effort_sampling=None,
+            reversal_thresholds=None, reversal_band=None, reversal_hold=None, floor=FLOOR):
     """Run the observer over arrays in bag order ``names``; return a dict of results.
 
     ``params``: the node's parameters (a parameter file's values, :func:`read_params`): the
     model is the node's (:func:`rnea_ros.node.params.node_model`, fixed base) and arguments
     left None take the node's values (its defaults where ``params`` says nothing).  ValueError
     (a :class:`rnea_ros.node.params.ParameterError`) names an invalid parameter.
+
+    Suggestions (see the module docstring): ``suggested`` (one threshold per joint),
+    ``suggested_moving`` and ``suggested_reversal`` (thresholds gated by velocity reversals,
+    with ``reversal_band`` and ``reversal_hold``); ``max_moving`` / ``max_reversal``: the
+    largest |r_j| outside / inside the joint's reversal windows, ``window_share`` the share of
+    the samples inside.
     """
     cfg = node_config(params or {})
     if E is None:
@@ -91,19 +113,41 @@ def observe(urdf_xml, t, names, Q, QD, E, params=None, gains=None, thresholds=No
     if min_duration is None:
         min_duration = cfg['collision_min_duration']
     sampling = effort_sampling or cfg['observer_effort_sampling']
+    if reversal_thresholds is None:
+        reversal_thresholds = cfg.get('collision_reversal_thresholds') or None
+    band = cfg.get('collision_reversal_band', DEFAULT_REVERSAL_BAND) if reversal_band is None \
+        else reversal_band
+    hold = cfg.get('collision_reversal_hold', DEFAULT_REVERSAL_HOLD) if reversal_hold is None \
+        else reversal_hold
     result = observe_recording(model, t, Q, QD, E, gains=gains, thresholds=thresholds,
                                hysteresis=hysteresis, min_duration=min_duration,
                                gravity=cfg['gravity'], effort_sampling=sampling,
-                               max_gap=cfg['observer_max_gap'])
+                               max_gap=cfg['observer_max_gap'],
+                               reversal_thresholds=reversal_thresholds, reversal_band=band,
+                               reversal_hold=hold)
     R = result['r']
     used = np.isfinite(R).all(axis=1)
     A = np.abs(R[used]) if used.any() else np.zeros((1, model.nv))
+    windows = reversal_windows(t, QD, band, hold)
+    window = windows[used] if used.any() else np.ones((1, model.nv), dtype=bool)
     jump = coulomb_jump(model)
+    largest = A.max(axis=0)
+    moving = np.where(window, 0.0, A).max(axis=0)
+    reversing = np.where(window, A, 0.0).max(axis=0)
+    suggested = np.maximum(margin * largest, jump)
+    # Gated: moving thresholds from the samples outside the windows (floored); a joint that
+    # never left its windows keeps one threshold (no evidence for a lower one).
+    outside = (~window).any(axis=0)
+    suggested_moving = np.where(outside, np.maximum(margin * moving, floor), suggested)
+    suggested_reversal = np.maximum(np.maximum(margin * reversing, jump), suggested_moving)
     result.update(model=model, t=t - t[0], t0=float(t[0]), gains=gains, thresholds=thresholds,
                   hysteresis=hysteresis, min_duration=min_duration,
-                  max=A.max(axis=0), p999=np.percentile(A, 99.9, axis=0), jump=jump,
-                  suggested=np.maximum(margin * A.max(axis=0), jump), margin=margin,
-                  used=int(used.sum()))
+                  reversal_thresholds=reversal_thresholds, reversal_band=band,
+                  reversal_hold=hold, max=largest, p999=np.percentile(A, 99.9, axis=0),
+                  jump=jump, suggested=suggested, margin=margin, used=int(used.sum()),
+                  max_moving=moving, max_reversal=reversing, window_share=window.mean(axis=0),
+                  suggested_moving=suggested_moving, suggested_reversal=suggested_reversal,
+                  floor=floor, windows=windows)
     return result
 
 
@@ -128,19 +172,38 @@ def report(result):
     lines = [f'{model!r}: {t.size} samples over {t[-1]:.3f} s, {result["used"]} used',
              f'gains K = {list(np.atleast_1d(result["gains"]))} 1/s; external torques r in '
              'N m (N for prismatic joints)',
-             f"{'joint':<24}{'max |r|':>10}{'p99.9':>10}{'Fs jump':>10}{'suggest':>10}"]
+             f"{'joint':<24}{'max |r|':>10}{'p99.9':>10}{'Fs jump':>10}{'suggest':>10}"
+             f"{'moving':>10}{'reversal':>10}{'share':>7}{'moving':>10}{'reversal':>10}"]
     for j, name in enumerate(result['names']):
         lines.append(f"{name:<24}{result['max'][j]:10.4f}{result['p999'][j]:10.4f}"
-                     f"{result['jump'][j]:10.4f}{result['suggested'][j]:10.4f}")
+                     f"{result['jump'][j]:10.4f}{result['suggested'][j]:10.4f}"
+                     f"{result['max_moving'][j]:10.4f}{result['max_reversal'][j]:10.4f}"
+                     f"{100 * result['window_share'][j]:6.0f}%"
+                     f"{result['suggested_moving'][j]:10.4f}"
+                     f"{result['suggested_reversal'][j]:10.4f}")
     lines.append(f'suggest = the larger of {result["margin"]:g} x max |r| (the lowest thresholds '
                  'without a false alarm on this recording, if it has no contact) and the '
                  "model's Coulomb jump Fs+ + Fs- + 2 Fx (what a fast velocity reversal can "
                  'show)')
+    lines.append(f'gated by velocity reversals (|qd| < {result["reversal_band"]:g} and '
+                 f'{result["reversal_hold"]:g} s after): max |r| moving / in reversal '
+                 'windows, the share of samples in them, and the suggested moving threshold '
+                 f'({result["margin"]:g} x max |r| moving, at least {result["floor"]:g}) and '
+                 'reversal threshold (suggest); as node parameters:')
+    lines.append('  collision_thresholds: ' + _yaml_list(result['suggested_moving']))
+    lines.append('  collision_reversal_thresholds: '
+                 + _yaml_list(result['suggested_reversal']))
+    lines.append(f'  collision_reversal_band: {result["reversal_band"]:g}')
+    lines.append(f'  collision_reversal_hold: {result["reversal_hold"]:g}')
     if result['thresholds'] is None:
         lines.append('no thresholds given: no collision detection (--thresholds)')
     else:
-        lines.append(f'thresholds {list(np.atleast_1d(result["thresholds"]))}, hysteresis '
-                     f'{result["hysteresis"]:g}, min duration {result["min_duration"]:g} s: '
+        gated = result['reversal_thresholds']
+        lines.append(f'thresholds {list(np.atleast_1d(result["thresholds"]))}'
+                     + (f' ({list(np.atleast_1d(gated))} in reversal windows)'
+                        if gated is not None else '')
+                     + f', hysteresis {result["hysteresis"]:g}, min duration '
+                     f'{result["min_duration"]:g} s: '
                      f'{sum(e.kind == "collision" for e in result["events"])} collision(s)')
     t0 = result['t0']
     for event in result['events']:
@@ -155,16 +218,28 @@ def report(result):
     return '\n'.join(lines)
 
 
+def _yaml_list(values):
+    """Return values as a YAML flow list with 4 decimals ([0.2, 1.2345])."""
+    return '[' + ', '.join(f'{float(v):.4f}' for v in values) + ']'
+
+
 def summary(result):
     """Return the observer run as a JSON-friendly dict."""
     t0 = result['t0']
     return {'samples': int(result['t'].size), 'used': result['used'],
             'joints': {n: {'max': float(result['max'][j]), 'p99.9': float(result['p999'][j]),
                            'coulomb_jump': float(result['jump'][j]),
-                           'suggested_threshold': float(result['suggested'][j])}
+                           'suggested_threshold': float(result['suggested'][j]),
+                           'max_moving': float(result['max_moving'][j]),
+                           'max_reversal': float(result['max_reversal'][j]),
+                           'reversal_window_share': float(result['window_share'][j]),
+                           'suggested_moving_threshold': float(result['suggested_moving'][j]),
+                           'suggested_reversal_threshold':
+                               float(result['suggested_reversal'][j])}
                        for j, n in enumerate(result['names'])},
             'events': [{'kind': e.kind, 't': e.t - t0, 'start': e.start - t0,
                         'joints': list(e.joints), 'peak': e.peak} for e in result['events']],
+            'reversal_band': result['reversal_band'], 'reversal_hold': result['reversal_hold'],
             'suspended': len(result['suspended']), 'notes': [n for _, n in result['notes']]}
 
 
@@ -178,10 +253,17 @@ def plot(result, out_dir):
     n = len(names)
     th = result['thresholds']
     th = None if th is None else np.broadcast_to(np.asarray(th, dtype=float), (n,))
+    gated = result['reversal_thresholds']
+    gated = None if gated is None or th is None else np.broadcast_to(
+        np.asarray(gated, dtype=float), (n,))
     fig, axes = plt.subplots(n, 1, figsize=(9, 1.6 * n + 0.6), sharex=True, squeeze=False)
     for j, ax in enumerate(axes[:, 0]):
         ax.plot(t, R[:, j], 'C0', lw=0.8)
-        if th is not None:
+        if gated is not None:           # the threshold of each sample (reversal windows)
+            line = np.where(result['windows'][:, j], gated[j], th[j])
+            ax.plot(t, line, color='C3', lw=0.6, ls='--')
+            ax.plot(t, -line, color='C3', lw=0.6, ls='--')
+        elif th is not None:
             ax.axhline(th[j], color='C3', lw=0.6, ls='--')
             ax.axhline(-th[j], color='C3', lw=0.6, ls='--')
         for event in result['events']:
@@ -209,6 +291,17 @@ def add_arguments(parser):
                         f"joint (default: --params, else {SPECS['observer_gains'].default[0]:g})")
     parser.add_argument('--thresholds', nargs='+', type=float,
                         help='collision thresholds in N m or N: 1 value or 1 per joint')
+    parser.add_argument('--reversal-thresholds', nargs='+', type=float,
+                        help='thresholds inside velocity-reversal windows (>= --thresholds): '
+                        '1 value or 1 per joint (default: --params, else not gated)')
+    parser.add_argument('--reversal-band', type=float,
+                        help='rad/s or m/s: a joint slower than this is reversing (default: '
+                        f'--params, else {DEFAULT_REVERSAL_BAND:g})')
+    parser.add_argument('--reversal-hold', type=float,
+                        help='s a joint stays in its reversal window after (default: '
+                        f'--params, else {DEFAULT_REVERSAL_HOLD:g})')
+    parser.add_argument('--floor', type=float, default=FLOOR,
+                        help=f'lowest suggested moving threshold (default {FLOOR:g})')
     parser.add_argument('--effort-sampling', choices=('instant', 'held'),
                         help='instant: efforts read at the stamp (sensor, current); held: '
                         'applied over the step ending at the stamp (simulator); default '
@@ -231,7 +324,10 @@ def run(args):
     result = observe(urdf_xml, t, names, Q, QD, E, params, gains=args.gains,
                      thresholds=args.thresholds, hysteresis=args.hysteresis,
                      min_duration=args.min_duration, margin=args.margin,
-                     effort_sampling=args.effort_sampling)
+                     effort_sampling=args.effort_sampling,
+                     reversal_thresholds=args.reversal_thresholds,
+                     reversal_band=args.reversal_band, reversal_hold=args.reversal_hold,
+                     floor=args.floor)
     path = plot(result, args.out) if args.out else None
     if args.json:
         out = summary(result)

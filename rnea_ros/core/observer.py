@@ -72,6 +72,8 @@ from rnea_ros.core.layout import (STATUS_BAD_Q, STATUS_BAD_QD, STATUS_BAD_QUATER
 
 DEFAULT_GAIN = 200.0        # 1/s: time constant 5 ms; 98 % of a step after 20 ms
 DEFAULT_MAX_GAP = 0.1       # s
+DEFAULT_REVERSAL_BAND = 0.1     # rad/s or m/s: a joint slower than this is reversing
+DEFAULT_REVERSAL_HOLD = 0.02    # s: and stays in its reversal window that long after
 EFFORT_SAMPLING = ('instant', 'held')
 MAX_EFFORT = 1e9            # N m or N: a larger measured effort is garbage, not a torque
 _F8 = np.dtype(np.float64)
@@ -325,7 +327,8 @@ class CollisionDetector:
     """
 
     def __init__(self, names, thresholds, hysteresis=0.2, min_duration=0.005,
-                 reversal_thresholds=None, reversal_band=0.1, reversal_hold=0.02):
+                 reversal_thresholds=None, reversal_band=DEFAULT_REVERSAL_BAND,
+                 reversal_hold=DEFAULT_REVERSAL_HOLD):
         """Check and keep the settings; ValueError when they do not fit ``names``."""
         self.names = tuple(names)
         n = len(self.names)
@@ -503,7 +506,8 @@ def external_wrench(model, q, r, link, reference='LOCAL', damping=0.05):
 def observe_recording(model, t, Q, QD, E, gains=DEFAULT_GAIN, thresholds=None, hysteresis=0.2,
                       min_duration=0.005, gravity=None, friction=True,
                       max_gap=DEFAULT_MAX_GAP, effort_sampling='instant',
-                      reversal_thresholds=None, reversal_band=0.1, reversal_hold=0.02):
+                      reversal_thresholds=None, reversal_band=DEFAULT_REVERSAL_BAND,
+                      reversal_hold=DEFAULT_REVERSAL_HOLD):
     """Run the observer (and a detector when ``thresholds`` are given) over a recording.
 
     ``t`` (N,) s, ``Q`` (N, nq), ``QD`` (N, nv), ``E`` (N, njoints or nv) measured efforts, in
@@ -546,10 +550,25 @@ def observe_recording(model, t, Q, QD, E, gains=DEFAULT_GAIN, thresholds=None, h
             'notes': notes}
 
 
+def reversal_windows(t, QD, band=DEFAULT_REVERSAL_BAND, hold=DEFAULT_REVERSAL_HOLD):
+    """Return (N, n) booleans: sample k of joint j is in its reversal window.
+
+    The detector's rule (:class:`CollisionDetector`) over a recording: ``|QD[k, j]| < band``
+    (or not finite), or a sample of the last ``hold`` s before it was.  ``t`` (N,) s,
+    increasing; ``QD`` (N, n).
+    """
+    t = np.asarray(t, dtype=float)
+    slow = ~(np.abs(np.asarray(QD, dtype=float)) >= band)
+    index = np.arange(t.size)[:, None]
+    last = np.maximum.accumulate(np.where(slow, index, -1), axis=0)   # last slow sample
+    since = t[:, None] - np.where(last >= 0, t[np.maximum(last, 0)], -np.inf)
+    return since <= hold
+
+
 def _velocity_names(model):
     base = ('base_vx', 'base_vy', 'base_vz', 'base_wx', 'base_wy', 'base_wz')
     return (base if model.floating_base else ()) + tuple(model.joint_names)
 
 
 __all__ = ['MomentumObserver', 'CollisionDetector', 'CollisionEvent', 'external_wrench',
-           'WrenchEstimator', 'observe_recording']
+           'WrenchEstimator', 'observe_recording', 'reversal_windows']
