@@ -14,11 +14,15 @@ Issue 22's observer targets, measured in-process (:mod:`observer_identified` in 
    per-joint thresholds suggested by ``rnea-ros observe`` on the identification's own
    recording (the larger of ``--margin`` x its largest |r_j| and the model's Coulomb jump
    Fs+ + Fs-), and with the truth model (what a perfect identification with the model's
-   friction law would give); alarms within the first 0.1 s (the sinusoid's acceleration step
-   at t = 0) are counted apart;
+   friction law would give), and with the thresholds gated by velocity reversals that
+   ``rnea-ros observe`` suggests (moving: ``--margin`` x the largest |r_j| outside the
+   joint's reversal windows, at least 0.2 N m; reversal: the one-threshold suggestion);
+   alarms within the first 0.1 s (the sinusoid's acceleration step at t = 0) are counted
+   apart;
 3. pushes of 10, 30 and 50 N on panda_link2 ... panda_link7 during the demo's sinusoid, at its
-   fastest instant (1.5 s) for 0.3 s: detection delay, joint-torque error from 50 ms on
-   relative to max(5 %, 0.2 N m), the wrench error at the last link (panda_link7).
+   fastest instant (1.5 s) for 0.3 s: detection delay and false alarms with the demo's
+   thresholds and with the gated ones, joint-torque error from 50 ms on relative to
+   max(5 %, 0.2 N m), the wrench error at the last link (panda_link7).
 
 Usage: python benchmarks/bench_observer_identified.py [--seconds 60] [--seed 1]
        [--friction auto] [--margin 1.5] [--no-pushes] [--no-quiet]
@@ -55,11 +59,12 @@ def quiet_table(arm, models, seconds, thresholds, log=print):
                 record_m = arm.track(model, arm.sinusoid(frequency, amplitude), seconds)
             else:
                 record_m = record
-            for rule, th in thresholds.items():
+            for rule, (th, reversal) in thresholds.items():
                 if name != 'identified' and rule != 'demo':
                     continue
-                estimate = oi.observe(record_m, model, arm.last_link, thresholds=th)
-                figures = oi.quiet_figures(record_m, estimate, model, names, th)
+                estimate = oi.observe(record_m, model, arm.last_link, thresholds=th,
+                                      reversal_thresholds=reversal)
+                figures = oi.quiet_figures(record_m, estimate, model, names, th, reversal)
                 alarms = '; '.join(f'{t:.3f}: {",".join(j)}' for t, j in zip(
                     figures['alarm_times'][:3], figures['alarm_joints'][:3]))
                 log(f'{label:<22}{name:<12}{rule:<12}{figures["false_alarms"]:>7}'
@@ -73,23 +78,34 @@ def quiet_table(arm, models, seconds, thresholds, log=print):
         log(f'    (simulated {seconds:g} s in {sim_s:.1f} s)')
 
 
-def push_table(arm, model, log=print):
-    """Print the pushes of 10, 30 and 50 N on each link of :data:`oi.PUSH_POINTS`."""
-    log(f'{"link":<13}{"F N":>5}{"|J^T f| max":>12}{"delay ms":>10}{"alarms":>7}'
-        f'{"torque err/bound":>18}{"worst joint":>14}{"wrench f, m err":>18}')
+def push_table(arm, model, thresholds, log=print):
+    """Print the pushes of 10, 30 and 50 N on each link of :data:`oi.PUSH_POINTS`.
+
+    ``thresholds``: rule -> (thresholds, reversal thresholds or None); the detection delay
+    and false alarms of each rule, the torque and wrench figures (the same for all).
+    """
+    log(f'{"link":<13}{"F N":>5}{"|J^T f| max":>12}'
+        + ''.join(f'{rule + " ms":>12}{"alarms":>7}' for rule in thresholds)
+        + f'{"torque err/bound":>18}{"worst joint":>14}{"wrench f, m err":>18}')
     for link in oi.PUSH_POINTS:
         for magnitude in (10.0, 30.0, 50.0):
-            f = oi.push_run(arm, model, link, magnitude)
-            delay = f['detection_delay_s']
+            runs = {rule: oi.push_run(arm, model, link, magnitude, thresholds=th,
+                                      reversal_thresholds=reversal)
+                    for rule, (th, reversal) in thresholds.items()}
+            f = next(iter(runs.values()))
+            detection = ''
+            for g in runs.values():
+                delay = g['detection_delay_s']
+                detection += (f'{"missed" if delay is None else f"{1e3 * delay:.0f}":>12}'
+                              f'{g["false_alarms"]:>7}')
             torque = f['torque']
             ratios = [e / max(scenes.TORQUE_RELATIVE * a, scenes.TORQUE_ABSOLUTE)
                       for e, a in zip(torque['max_error'], torque['max_applied'])]
             judged = [k for k, j in enumerate(torque['joints']) if j in torque['judged']]
             worst = max(judged, key=lambda k: ratios[k])
             wrench = f.get('wrench')
-            log(f'{link:<13}{magnitude:>5.0f}{f["applied_max"]:>12.2f}'
-                f'{"missed" if delay is None else f"{1e3 * delay:.0f}":>10}'
-                f'{f["false_alarms"]:>7}{torque["worst_error_over_bound"]:>18.2f}'
+            log(f'{link:<13}{magnitude:>5.0f}{f["applied_max"]:>12.2f}{detection}'
+                f'{torque["worst_error_over_bound"]:>18.2f}'
                 f'{short(torque["joints"][worst]):>14}'
                 + (f'{100 * wrench["force_relative"]:>10.1f} %, '
                    f'{100 * wrench["moment_relative"]:.1f} %' if wrench else ''))
@@ -119,16 +135,23 @@ def main(argv=None):
     fit = oi.effort_residual(excitation, model)
     print('identified model, effort residual RMS on its excitation (N m): '
           + ', '.join(f'{short(j)} {v:.3f}' for j, v in zip(model.joint_names, fit)))
-    suggested = oi.suggested_thresholds(excitation, urdf, params, args.margin)['suggested']
+    advice = oi.suggested_thresholds(excitation, urdf, params, args.margin)
+    suggested = advice['suggested']
     print(f'thresholds suggested by rnea-ros observe on the excitation (the larger of '
           f'{args.margin:g} x max |r| and the Coulomb jump): '
           + ', '.join(f'{short(j)} {v:.2f}' for j, v in zip(model.joint_names, suggested)))
+    print('gated by velocity reversals (|qd| < 0.1 rad/s and 0.02 s after), moving / '
+          'reversal: ' + ', '.join(
+              f'{short(j)} {m:.2f} / {r:.2f}' for j, m, r in zip(
+                  model.joint_names, advice['suggested_moving'],
+                  advice['suggested_reversal'])))
+    rules = {'demo': (scenes.COLLISION_THRESHOLD, None), 'suggested': (suggested, None),
+             'gated': (advice['suggested_moving'], advice['suggested_reversal'])}
     if args.quiet:
         quiet_table(arm, {'identified': model, 'truth': arm.perturbation.truth_model()},
-                    args.seconds, {'demo': scenes.COLLISION_THRESHOLD,
-                                   'suggested': suggested})
+                    args.seconds, rules)
     if args.pushes:
-        push_table(arm, model)
+        push_table(arm, model, {'demo': rules['demo'], 'gated': rules['gated']})
     print(f'benchmark took {time.monotonic() - started:.0f} s')
     return 0
 

@@ -167,25 +167,44 @@ def identify_model(arm, record, friction=None):
     return model, result, params, urdf
 
 
-def observe(record, model, link, window=None, thresholds=scenes.COLLISION_THRESHOLD):
-    """Run the library observer over ``record`` with the demo's settings (an estimate dict)."""
-    return scenes.observe_offline(record, model, link, window=window, thresholds=thresholds)
+def observe(record, model, link, window=None, thresholds=scenes.COLLISION_THRESHOLD,
+            reversal_thresholds=None):
+    """Run the library observer over ``record`` with the demo's settings (an estimate dict).
+
+    ``reversal_thresholds``: thresholds gated by velocity reversals (``thresholds`` then
+    apply while a joint moves; the detector's default band and hold).
+    """
+    return scenes.observe_offline(record, model, link, window=window, thresholds=thresholds,
+                                  reversal_thresholds=reversal_thresholds)
 
 
-def quiet_figures(record, estimate, model, judged, thresholds=scenes.COLLISION_THRESHOLD):
+def quiet_figures(record, estimate, model, judged, thresholds=scenes.COLLISION_THRESHOLD,
+                  reversal_thresholds=None):
     """Return false alarms and the largest |r_j| / threshold_j per judged joint (no contact).
 
     ``false_alarms``: collisions raised; ``false_alarms_after_start``: those raised after
     :data:`START_S`; ``alarm_fraction``: the share of the record spent in collision.
+    ``max_ratio``: the largest |r_j| over the threshold of its sample (with
+    ``reversal_thresholds``, gated by the joint's reversal windows), ``max_residual`` and
+    ``max_time``: |r_j| and the time of that sample.
 
     ``judged``: the joint names the residual figures cover (the demo leaves the fingers out).
     """
+    from rnea_ros.core.observer import reversal_windows
     names = list(model.joint_names)
-    th = np.broadcast_to(np.asarray(thresholds, dtype=float), (len(names),))
+    n = len(names)
+    th = np.broadcast_to(np.asarray(thresholds, dtype=float), (n,))
     r = np.asarray(estimate['torques'], dtype=float)
     used = np.all(np.isfinite(r), axis=1)
-    largest = np.abs(r[used]).max(axis=0)
-    at = np.argmax(np.abs(r[used]), axis=0)
+    if reversal_thresholds is None:
+        per_sample = np.broadcast_to(th, r.shape)
+    else:
+        order = [list(record['joint_names']).index(name) for name in names]
+        windows = reversal_windows(record['time'], np.asarray(record['velocity'])[:, order])
+        per_sample = np.where(windows, np.broadcast_to(reversal_thresholds, (n,)), th)
+    ratio = np.abs(r[used]) / per_sample[used]
+    at = np.argmax(ratio, axis=0)
+    largest = np.abs(r[used])[at, np.arange(n)]
     speed = np.abs(np.asarray(record['velocity'])[used]).max()
     times = np.asarray(estimate['events'], dtype=float)
     return {'false_alarms': len(estimate['events']),
@@ -196,7 +215,7 @@ def quiet_figures(record, estimate, model, judged, thresholds=scenes.COLLISION_T
             'alarm_times': list(estimate['events']),
             'alarm_joints': list(estimate['event_joints']),
             'max_residual': {name: float(largest[names.index(name)]) for name in judged},
-            'max_ratio': {name: float(largest[names.index(name)] / th[names.index(name)])
+            'max_ratio': {name: float(ratio[at[names.index(name)], names.index(name)])
                           for name in judged},
             'max_time': {name: float(np.asarray(estimate['times'])[used][at[names.index(name)]])
                          for name in judged},
@@ -204,20 +223,23 @@ def quiet_figures(record, estimate, model, judged, thresholds=scenes.COLLISION_T
 
 
 def push_run(arm, model, link, magnitude, frequency=0.5, amplitude=0.2, start=1.5,
-             duration=0.3, run_s=2.5, thresholds=scenes.COLLISION_THRESHOLD):
+             duration=0.3, run_s=2.5, thresholds=scenes.COLLISION_THRESHOLD,
+             reversal_thresholds=None):
     """Push ``link`` with ``magnitude`` N during tracking with ``model``; the scene's figures.
 
     The push starts at ``start`` s, the fastest instant of the demo's sinusoid (0.5 Hz: 1.5 s
     is three quarters of its period, as the demo's 5.5 s), for ``duration`` s.  Returns
     :func:`rnea_ros.demo.scenes.push_figures` (arm joints judged, as the demo) plus the
-    largest true external torque of the push (``applied_max``, N m).
+    largest true external torque of the push (``applied_max``, N m).  ``thresholds`` and
+    ``reversal_thresholds``: as :func:`observe`.
     """
     push = arm.push(link, magnitude, start, duration)
     scene = scenes.PushScene(link, tuple(push.force), tuple(push.point), start, duration,
                              run_s, frequency)
     record = arm.track(model, arm.sinusoid(frequency, amplitude), run_s, push=push)
     window = (start, start + duration) if link == arm.last_link else (0.0, -1.0)
-    estimate = observe(record, model, link, window=window, thresholds=thresholds)
+    estimate = observe(record, model, link, window=window, thresholds=thresholds,
+                       reversal_thresholds=reversal_thresholds)
     if link != arm.last_link:
         estimate.pop('wrench')
     figures = scenes.push_figures(scene, record, estimate, list(model.joint_names),
@@ -239,7 +261,8 @@ def suggested_thresholds(record, urdf, params, margin=1.5):
     :func:`rnea_ros.analysis.observe.observe` (the command's library call) on the identified
     ``urdf`` with the node parameters ``params`` (the identification's) and the demo's
     observer settings; ``suggested``: the larger of ``margin`` times the largest |r_j| of the
-    record (``max``) and the model's Coulomb jump (``jump``), in model order.
+    record (``max``) and the model's Coulomb jump (``jump``), in model order;
+    ``suggested_moving`` / ``suggested_reversal``: the thresholds gated by velocity reversals.
     """
     from rnea_ros.analysis.observe import observe as observe_bag
     settings = dict(params, observer_gains=[scenes.OBSERVER_GAIN],

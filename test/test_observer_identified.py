@@ -84,6 +84,37 @@ def test_fast_tracking_stays_under_thresholds_floored_at_the_coulomb_jump(identi
     assert any('panda_joint1' in joints for joints in without['alarm_joints'])
 
 
+def test_thresholds_gated_by_reversals_catch_a_10_n_shoulder_push_and_stay_quiet(identified):
+    """10 N, 8 cm from joint 1 (0.8 N m): caught within 20 ms only with reversal gating.
+
+    `rnea-ros observe` on the excitation suggests, per joint, a moving threshold (1.5 x the
+    largest |r_j| outside its reversal windows, at least 0.2 N m) and a reversal threshold
+    (the one-threshold suggestion, >= the Coulomb jump: 2.5 N m on joint 1).  With them, 10 s
+    of the 1 Hz swing (1.3 rad/s, a reversal every 0.5 s) raise no alarm after the start and
+    the push is detected; with one threshold per joint (the reversal one) it is missed.
+    """
+    arm, excitation, model, params, urdf = identified
+    suggested = oi.suggested_thresholds(excitation, urdf, params)
+    moving, reversal = suggested['suggested_moving'], suggested['suggested_reversal']
+    assert np.all(moving[:4] < 0.2 * reversal[:4]) and np.all(moving[:7] >= 0.2 - 1e-12)
+    names = list(model.joint_names)
+    record = arm.track(model, arm.sinusoid(1.0, 0.2), 10.0)
+    estimate = oi.observe(record, model, arm.last_link, thresholds=moving,
+                          reversal_thresholds=reversal)
+    quiet = oi.quiet_figures(record, estimate, model, names, moving, reversal)
+    assert quiet['max_speed'] > 1.2
+    assert quiet['false_alarms_after_start'] == 0, (quiet['alarm_times'],
+                                                    quiet['alarm_joints'])
+    gated = oi.push_run(arm, model, 'panda_link2', 10.0, thresholds=moving,
+                        reversal_thresholds=reversal)
+    assert gated['applied_max'] < reversal[0]           # below joint 1's reversal threshold
+    assert gated['false_alarms'] == 0
+    delay = gated['detection_delay_s']
+    assert delay is not None and delay <= scenes.DETECTION_TARGET_S, delay
+    single = oi.push_run(arm, model, 'panda_link2', 10.0, thresholds=reversal)
+    assert single['detection_delay_s'] is None
+
+
 @pytest.mark.parametrize('link, magnitude', [('panda_link3', 10.0), ('panda_link4', 30.0),
                                              ('panda_link5', 50.0), ('panda_link7', 10.0)])
 def test_pushes_are_detected_and_measured_with_the_identified_model(identified, link,

@@ -160,14 +160,16 @@ def align(times, values, at):
 
 def observe_offline(record, model, link, window=None, gains=OBSERVER_GAIN,
                     thresholds=COLLISION_THRESHOLD, hysteresis=COLLISION_HYSTERESIS,
-                    min_duration=COLLISION_MIN_DURATION):
+                    min_duration=COLLISION_MIN_DURATION, reversal_thresholds=None):
     """Run the library's momentum observer over a simulator record; return an estimate dict.
 
     The offline counterpart of the node's ``~/external_torques``, ``~/external_wrench`` and
     ``~/collision`` (:func:`rnea_ros.core.observer.observe_recording`, effort sampling 'held':
     a record row holds the effort applied over the step that ended at its time). The wrench
     on ``link`` (link frame, about its origin) is computed for the rows inside ``window``
-    ((start, end) s; all rows when None).
+    ((start, end) s; all rows when None).  ``reversal_thresholds``: thresholds gated by
+    velocity reversals (:class:`rnea_ros.core.observer.CollisionDetector`, default band and
+    hold), None: one threshold per joint.
     """
     from rnea_ros.core.observer import external_wrench, observe_recording
     names = list(record['joint_names'])
@@ -177,7 +179,9 @@ def observe_offline(record, model, link, window=None, gains=OBSERVER_GAIN,
         model, time, np.asarray(record['position'])[:, order],
         np.asarray(record['velocity'])[:, order], np.asarray(record['effort'])[:, order],
         gains=gains, thresholds=np.broadcast_to(thresholds, (model.nv,)),
-        hysteresis=hysteresis, min_duration=min_duration, effort_sampling='held')
+        hysteresis=hysteresis, min_duration=min_duration, effort_sampling='held',
+        reversal_thresholds=(None if reversal_thresholds is None else
+                             np.broadcast_to(reversal_thresholds, (model.nv,))))
     rows = np.arange(len(time)) if window is None else np.flatnonzero(
         (time >= window[0]) & (time <= window[1]))
     rows = rows[np.all(np.isfinite(result['r'][rows]), axis=1)]
