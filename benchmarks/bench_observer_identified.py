@@ -72,6 +72,9 @@ def quiet_table(arm, models, seconds, thresholds, log=print):
                 log('    max |r|/threshold: ' + ', '.join(
                     f'{short(j)} {figures["max_ratio"][j]:.2f} ({figures["max_residual"][j]:.2f}'
                     f' at {figures["max_time"][j]:.2f} s)' for j in names))
+                if reversal is not None:
+                    log('    moving (outside reversal windows) max |r|/threshold: ' + ', '.join(
+                        f'{short(j)} {figures["max_ratio_moving"][j]:.2f}' for j in names))
                 log(f'    max joint speed {figures["max_speed"]:.2f} rad/s over '
                     f'{figures["seconds"]:.0f} s; in collision '
                     f'{100 * figures["alarm_fraction"]:.1f} % of the time')

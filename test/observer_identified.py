@@ -186,7 +186,8 @@ def quiet_figures(record, estimate, model, judged, thresholds=scenes.COLLISION_T
     :data:`START_S`; ``alarm_fraction``: the share of the record spent in collision.
     ``max_ratio``: the largest |r_j| over the threshold of its sample (with
     ``reversal_thresholds``, gated by the joint's reversal windows), ``max_residual`` and
-    ``max_time``: |r_j| and the time of that sample.
+    ``max_time``: |r_j| and the time of that sample; ``max_ratio_moving``: the largest ratio
+    outside the joint's reversal windows (all samples when not gated).
 
     ``judged``: the joint names the residual figures cover (the demo leaves the fingers out).
     """
@@ -205,6 +206,8 @@ def quiet_figures(record, estimate, model, judged, thresholds=scenes.COLLISION_T
     ratio = np.abs(r[used]) / per_sample[used]
     at = np.argmax(ratio, axis=0)
     largest = np.abs(r[used])[at, np.arange(n)]
+    moving = np.where(windows[used], 0.0, ratio).max(axis=0) \
+        if reversal_thresholds is not None else ratio.max(axis=0)
     speed = np.abs(np.asarray(record['velocity'])[used]).max()
     times = np.asarray(estimate['events'], dtype=float)
     return {'false_alarms': len(estimate['events']),
@@ -217,6 +220,7 @@ def quiet_figures(record, estimate, model, judged, thresholds=scenes.COLLISION_T
             'max_residual': {name: float(largest[names.index(name)]) for name in judged},
             'max_ratio': {name: float(ratio[at[names.index(name)], names.index(name)])
                           for name in judged},
+            'max_ratio_moving': {name: float(moving[names.index(name)]) for name in judged},
             'max_time': {name: float(np.asarray(estimate['times'])[used][at[names.index(name)]])
                          for name in judged},
             'max_speed': float(speed), 'seconds': float(record['time'][-1])}

@@ -165,6 +165,15 @@ def _ms(value):
     return 'missed' if value is None else '{:.0f} ms'.format(1e3 * value)
 
 
+def _threshold_text(threshold):
+    """Return the thresholds a quiet residual is judged by ('< threshold 2' or gated)."""
+    if isinstance(threshold, dict):
+        return 'thresholds {:.2g}-{:.2g} moving, {:.2g}-{:.2g} in reversals'.format(
+            min(threshold['moving']), max(threshold['moving']), min(threshold['reversal']),
+            max(threshold['reversal']))
+    return '< threshold {:g}'.format(float('nan') if threshold is None else threshold)
+
+
 def format_scenes(scenes):
     """Return the scenes' table (push: nominal vs identified; grasp) and their verdicts."""
     lines = []
@@ -187,8 +196,7 @@ def format_scenes(scenes):
             rows.append(['largest |external torque| without contact (N m)'] + [
                 '{:.2f}'.format(push[k]['quiet_residual_max'])
                 if push[k] and push[k].get('quiet_residual_max') is not None else '-'
-                for k in ('nominal', 'identified')] + ['< threshold {:g}'.format(
-                    scene.get('threshold', float('nan')))])
+                for k in ('nominal', 'identified')] + [_threshold_text(scene.get('threshold'))])
         if 'torque' in scene:
             rows.append(['joint torque error after 50 ms, worst / bound'] + [
                 '{:.2f}'.format(push[k]['torque']['worst_error_over_bound'])

@@ -106,9 +106,15 @@ def run_demo(folder, urdf_file=None, duration=10.0, lock_step=True, domain_id=No
         run(Phase('identified_tracking', 'computed_torque', duration, sim=truth,
                   rnea=identified))
         if scenes:
+            log('collision thresholds: rnea-ros observe {} (identified model) ...'.format(
+                training))
+            thresholds = story.tune_thresholds(folder, urdf, training, runner.env)
+            log('  moving {}, in velocity reversals {} N m'.format(
+                [round(v, 2) for v in thresholds['moving']],
+                [round(v, 2) for v in thresholds['reversal']]))
             scene_results = scene_runs.run_scenes(
                 run, scenario, perturbation.payload.link, truth, identified, gravity_duration,
-                log)
+                log, thresholds)
     finally:
         runner.stop_all()
         monitor.close()

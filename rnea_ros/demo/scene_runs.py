@@ -30,39 +30,50 @@ OBSERVER_TOPICS = (NODE + '/external_torques', NODE + '/external_wrench', NODE +
 PAYLOAD_PARAMETERS = ('payload_link', 'payload_mass', 'payload_com', 'payload_inertia')
 
 
-def observer_parameters(scene, reaction):
+def observer_parameters(scene, reaction, thresholds=None):
     """Return the rnea node parameters that turn the momentum observer on for ``scene``.
 
     The same gains and collision settings as the offline library run
     (:func:`scenes.observe_offline`); efforts 'held', as the simulator reports them.
+    ``thresholds``: {'moving': [...], 'reversal': [...]} (:func:`story.tune_thresholds`):
+    thresholds gated by velocity reversals; None: :data:`scenes.COLLISION_THRESHOLD` on every
+    joint.
     """
-    return {'observer_enabled': True, 'observer_gains': [scenes.OBSERVER_GAIN],
-            'observer_effort_sampling': 'held',
-            'collision_thresholds': [scenes.COLLISION_THRESHOLD],
-            'collision_hysteresis': scenes.COLLISION_HYSTERESIS,
-            'collision_min_duration': scenes.COLLISION_MIN_DURATION,
-            'collision_reaction': reaction, 'external_wrench_frame': scene.link}
+    gated = {'collision_thresholds': [float(v) for v in thresholds['moving']],
+             'collision_reversal_thresholds': [float(v) for v in thresholds['reversal']]} \
+        if thresholds else {'collision_thresholds': [scenes.COLLISION_THRESHOLD]}
+    return dict({'observer_enabled': True, 'observer_gains': [scenes.OBSERVER_GAIN],
+                 'observer_effort_sampling': 'held',
+                 'collision_hysteresis': scenes.COLLISION_HYSTERESIS,
+                 'collision_min_duration': scenes.COLLISION_MIN_DURATION,
+                 'collision_reaction': reaction, 'external_wrench_frame': scene.link}, **gated)
 
 
-def run_scenes(run, scenario, last_link, truth, identified, gravity_duration, log=print):
-    """Run the scene phases with ``run(phase)``; return {'push', 'grasp', label: Phase}."""
+def run_scenes(run, scenario, last_link, truth, identified, gravity_duration, log=print,
+               thresholds=None):
+    """Run the scene phases with ``run(phase)``; return {'push', 'grasp', label: Phase}.
+
+    ``thresholds``: the collision thresholds of the push scenes (:func:`observer_parameters`),
+    the same for the identified and the nominal model.
+    """
     push, grasp = scenes.default_scenes(last_link)
-    results = {'push': push, 'grasp': grasp}
+    results = {'push': push, 'grasp': grasp, 'thresholds': thresholds}
     reference = {'frequency': [push.frequency]}
     pushed = dict(truth, **push.sim_parameters())
     log('scene push: {:.0f} N on {} at {:g} s for {:g} s during tracking at {:g} Hz'.format(
         push.magnitude, push.link, push.start, push.duration, push.frequency))
     results['push_identified'] = run(Phase(
         'push_identified', 'computed_torque', push.run_s, sim=pushed,
-        rnea=dict(identified, **observer_parameters(push, push.reaction)),
+        rnea=dict(identified, **observer_parameters(push, push.reaction, thresholds)),
         reference=reference, topics=OBSERVER_TOPICS))
     results['push_nominal'] = run(Phase(
         'push_nominal', 'computed_torque', push.run_s, sim=pushed,
-        rnea=observer_parameters(push, 'off'), reference=reference, topics=OBSERVER_TOPICS))
+        rnea=observer_parameters(push, 'off', thresholds), reference=reference,
+        topics=OBSERVER_TOPICS))
     short = push.reaction_scene('hold')
     results['push_reaction'] = run(Phase(
         'push_reaction', 'computed_torque', short.run_s, sim=dict(truth, **short.sim_parameters()),
-        rnea=dict(identified, **observer_parameters(short, short.reaction)),
+        rnea=dict(identified, **observer_parameters(short, short.reaction, thresholds)),
         reference=reference, topics=OBSERVER_TOPICS))
     results['reaction'] = short
     log('scene grasp: {:g} kg at {} m on {}'.format(grasp.mass, list(grasp.com), grasp.link))
@@ -257,11 +268,18 @@ def scene_summary(scenario, records, results, summary, nominal_model, identified
             continue
         scene, record = scene_of[label], records[label]
         estimate = estimate_from_topics(results[label].recorded, joints, record['time'][0])
+        thresholds = results.get('thresholds')
         if estimate['source'] is None:
             window = (scene.start - 0.5, scene.start + scene.duration + 1.0)
-            estimate = scenes.observe_offline(record, models[label], scene.link, window)
+            estimate = scenes.observe_offline(
+                record, models[label], scene.link, window,
+                **({'thresholds': thresholds['moving'],
+                    'reversal_thresholds': thresholds['reversal']} if thresholds else {}))
         results[label].estimate = estimate
         out[label] = scenes.push_figures(scene, record, estimate, joints, revolute)
+        if thresholds:
+            out[label]['threshold'] = {'moving': thresholds['moving'],
+                                       'reversal': thresholds['reversal']}
         if folder:
             save_estimate(os.path.join(folder, 'records', label + '_observer.npz'), estimate)
     if 'push_identified' in out:

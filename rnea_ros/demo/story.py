@@ -124,6 +124,26 @@ def identify(folder, nominal_urdf, bags, validation_bag, env, timeout=600, frict
     return urdf, read_params(params), report
 
 
+def tune_thresholds(folder, urdf_file, bag, env, timeout=600):
+    """Run ``rnea-ros observe`` on the excitation ``bag``; return the suggested thresholds.
+
+    What an integrator does before the arm meets people: the identified model
+    (``identification/identified.urdf`` and ``identified_params.yaml`` of :func:`identify`)
+    over the contact-free identification recording; efforts 'held' (the simulator's).  Returns
+    {'moving': [...], 'reversal': [...], 'joints': [...]}: the thresholds gated by velocity
+    reversals it suggests (:mod:`rnea_ros.analysis.observe`), in the model's joint order.  Its
+    log is ``logs/observe.log``.
+    """
+    params = os.path.join(folder, 'identification', 'identified_params.yaml')
+    stdout = _run_cli(['observe', bag, '--urdf', urdf_file, '--params', params,
+                       '--effort-sampling', 'held', '--json'],
+                      os.path.join(folder, 'logs', 'observe.log'), env, timeout)
+    joints = json.loads(stdout)['joints']
+    return {'joints': list(joints),
+            'moving': [v['suggested_moving_threshold'] for v in joints.values()],
+            'reversal': [v['suggested_reversal_threshold'] for v in joints.values()]}
+
+
 def model_of(urdf_file, parameters=None):
     """Return the RobotModel of a URDF file with the rnea node's joint-term parameters.
 
