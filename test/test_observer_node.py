@@ -398,9 +398,10 @@ def test_gated_thresholds_load_from_a_parameter_file_and_bad_ones_say_why(tmp_pa
                 assert node._observer_diagnostics()['collision_thresholds'].startswith('gated')
             else:
                 assert node._observer.observer is None
-                assert 'reversal_thresholds must be >= thresholds' in node._observer.status
-                assert 'reversal_thresholds must be >=' in node._observer_diagnostics()[
-                    'observer']
+                status = node._observer_diagnostics()['observer']
+                assert status.startswith('observer not started: collision_reversal_thresholds '
+                                         'must be >= collision_thresholds')
+                assert 'all joints: 0.1 < 0.3' in status
             node.destroy_node()
         finally:
             rclpy.shutdown(context=ctx)

@@ -105,6 +105,11 @@ class NodeObserver:
                 max_gap=cfg['observer_max_gap'],
                 effort_sampling=cfg['observer_effort_sampling'])
             if cfg['collision_thresholds']:
+                error = check_reversal_thresholds(cfg['collision_thresholds'],
+                                                  cfg['collision_reversal_thresholds'],
+                                                  model.joint_names)
+                if error:               # e.g. a parameter file (set ones are checked before)
+                    raise ValueError(error)
                 self.detector = CollisionDetector(
                     model.joint_names, cfg['collision_thresholds'],
                     cfg['collision_hysteresis'], cfg['collision_min_duration'],
