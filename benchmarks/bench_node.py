@@ -485,6 +485,9 @@ def measure_observer(urdf, model, args, context, domain):
     last = model.body_links[-1]
     observer = ['observer_enabled:=true', 'collision_thresholds:=[5.0]',
                 'collision_reaction:=float']
+    if args.gated:                      # thresholds gated by velocity reversals
+        observer += ['collision_reversal_thresholds:=[10.0]', 'collision_reversal_band:=0.1',
+                     'collision_reversal_hold:=0.02']
     if not args.no_wrench:
         observer.append(f'external_wrench_frame:={last}')
     procs = [start_node(urdf, 'events', [], domain),
@@ -544,6 +547,7 @@ def print_observer(rows, args, model):
           f'streamed with efforts at {args.rate:.0f} Hz, {args.duration:.0f} s each '
           + ('at once, message by message (paired)' if args.paired else
              f'in {rows[0]["blocks"]} alternating block pairs')
+          + (', collision thresholds gated by velocity reversals' if args.gated else '')
           + f', {os.cpu_count()} CPUs, load averages '
           f'(1, 5, 15 min) before {_loads(args.load_before)}, after {_loads(os.getloadavg())}'
           '\n')
@@ -664,6 +668,9 @@ def main():
                         'blocks and compare p99 (issue 22)')
     parser.add_argument('--no-wrench', action='store_true',
                         help='--observer: no external_wrench_frame (external torques only)')
+    parser.add_argument('--gated', action='store_true',
+                        help='--observer: collision thresholds gated by velocity reversals '
+                        '(collision_reversal_thresholds 10 over collision_thresholds 5)')
     parser.add_argument('--paired', action='store_true',
                         help='--observer: both nodes streamed at once, message by message, '
                         'half a period apart (instead of blocks)')

@@ -10,9 +10,13 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
 import pytest
+import rclpy
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rnea_ros import frame_jacobian, gravity_torques, inverse_dynamics, MomentumObserver
+from rnea_ros import (coriolis_matrix, frame_jacobian, gravity_torques, inverse_dynamics,
+                      MomentumObserver)
+from rnea_ros.core.dynamics import joint_friction
+from rnea_ros.node.rnea_node import RneaNode
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
 import test_node
@@ -42,11 +46,12 @@ class Watch:
         h.wait_connected()
         self.k = 0
 
-    def send(self, q, effort, names=None, expect=True):
+    def send(self, q, effort, names=None, expect=True, qd=None):
         """Publish one joint state 1 ms after the previous; wait for its efforts answer."""
         self.k += 1
         msg = JointState(name=list(names or self.h.node._rt.model.joint_names),
-                         position=[float(x) for x in q], velocity=[0.0] * len(q),
+                         position=[float(x) for x in q],
+                         velocity=[0.0] * len(q) if qd is None else [float(x) for x in qd],
                          effort=[] if effort is None else [float(x) for x in effort])
         msg.header.stamp = Time(sec=100, nanosec=self.k * 1_000_000)
         self.h.pubs['joint_states'].publish(msg)
@@ -237,3 +242,166 @@ def test_collision_event_names_the_joints_and_the_reaction_acts(make, panda, rea
     w.send(Q, free)
     h.spin_until(lambda: len(h.commands) > count)
     np.testing.assert_allclose(h.commands[-1].data, free, rtol=1e-9)   # the mode again
+
+
+# Thresholds gated by velocity reversals: the push of _held gives 0.5 to 4 N m on the arm.
+MOVING, REVERSAL = 0.4, 50.0
+
+
+def _gated(make, **params):
+    """Start a node whose detector uses MOVING, or REVERSAL while a joint is slow (< 0.1)."""
+    settings = {'mode': 'gravity_compensation', 'observer_enabled': True,
+                'observer_gains': [GAIN], 'collision_thresholds': [MOVING],
+                'collision_reversal_thresholds': [REVERSAL], 'collision_reversal_band': 0.1,
+                'collision_reversal_hold': 0.02, 'collision_min_duration': 0.002}
+    h = make(**dict(settings, **params))
+    return h, Watch(h)
+
+
+def _push(w, model, qd, samples=25):
+    """Send the held push at joint velocities qd (q fixed); return the published residuals.
+
+    With q fixed the momentum M(q) qd is constant, so the observer's residual converges to
+    g + tau_f(qd) - C(q, qd)^T qd - tau_m: the efforts g - J^T F + tau_f - C^T qd give the
+    same residual J^T F (1 - e^-Kt) at any velocity.  A gap of 0.2 s before it (>
+    observer_max_gap) restarts the observer from zero.
+    """
+    tau_ext, _ = _held(model, Q)
+    effort = gravity_torques(model, Q) + joint_friction(model, qd) - \
+        coriolis_matrix(model, Q, qd).T @ qd - tau_ext
+    w.k += 200
+    ks = [w.send(Q, effort, qd=qd) for _ in range(samples)]
+    return np.array([w.torque(k).effort for k in ks]), tau_ext
+
+
+def test_gated_thresholds_hold_a_slow_joints_residual_and_raise_the_same_one_when_fast(make):
+    """A residual above collision_thresholds: no collision at rest, a collision when moving.
+
+    The same push (the published residuals are equal sample by sample) while every joint is
+    slower than collision_reversal_band is held to collision_reversal_thresholds (50 N m:
+    nothing), and at 0.5 rad/s (0.2 m/s the fingers) to collision_thresholds (0.4 N m): a
+    collision, on exactly the joints above 0.4.  Diagnostics say the thresholds are gated
+    and on which joints the reversal ones apply.
+    """
+    h, w = _gated(make)
+    model = h.node._rt.model
+    still = np.zeros(model.nv)
+    slow, tau_ext = _push(w, model, still)
+    h.spin_for(0.05)
+    assert np.abs(slow[-1]).max() > 5 * MOVING and not w.events
+    np.testing.assert_allclose(slow[-1], tau_ext * (1 - np.exp(-GAIN * 0.024)), atol=1e-9)
+    state = h.node._observer_diagnostics()['collision_thresholds']
+    assert state.startswith('gated by velocity reversals') and model.joint_names[0] in state
+    fast = np.r_[np.full(7, 0.5), 0.2, 0.2]
+    moving, _ = _push(w, model, fast)
+    np.testing.assert_allclose(moving, slow, rtol=1e-9, atol=1e-9)
+    h.spin_until(lambda: w.events)
+    event = w.events[0]
+    assert event.level == DiagnosticStatus.ERROR
+    joints = {v.value for v in event.values if v.key == 'joints'}.pop().split(', ')
+    above = {model.joint_names[j] for j in np.flatnonzero(np.abs(tau_ext) > MOVING)}
+    assert joints and set(joints) <= above
+    assert set(h.node._observer.detector.joints) == above      # all of them by now
+    assert h.node._observer_diagnostics()['collision_thresholds'].endswith('on: no joint')
+
+
+def test_without_reversal_thresholds_the_slow_push_is_a_collision(make):
+    """collision_reversal_thresholds [] (the default): the residual at rest raises a collision."""
+    h, w = _gated(make, collision_reversal_thresholds=[])
+    model = h.node._rt.model
+    _push(w, model, np.zeros(model.nv))
+    h.spin_until(lambda: w.events)
+    assert w.events[0].level == DiagnosticStatus.ERROR
+    assert h.node._observer_diagnostics()['collision_thresholds'].startswith('fixed')
+
+
+def test_bad_reversal_thresholds_are_refused_with_the_reason_and_the_old_ones_kept(make):
+    """Below the collision thresholds (either side changed), wrong length, < 0: refused.
+
+    The reason names the parameter and the joint; the parameters and the detector keep their
+    values.  A pair set at once, the reversal ones raised first, and thresholds [] are taken.
+    """
+    h, w = _gated(make, collision_thresholds=[0.5], collision_reversal_thresholds=[5.0])
+    node = h.node
+    model = node._rt.model
+    low = [5.0] * 9
+    low[3] = 0.1
+    refused = [('collision_reversal_thresholds', [0.2], 'all joints: 0.2 < 0.5'),
+               ('collision_thresholds', [6.0], 'all joints: 5 < 6'),
+               ('collision_reversal_thresholds', low, f'{model.joint_names[3]}: 0.1 < 0.5'),
+               ('collision_reversal_thresholds', [5.0, 6.0], 'has 2 values'),
+               ('collision_reversal_thresholds', [float('nan')], 'finite'),
+               ('collision_reversal_thresholds', [0.0], 'collision_reversal_thresholds'),
+               ('collision_reversal_band', -0.1, 'collision_reversal_band'),
+               ('collision_reversal_hold', -1.0, 'collision_reversal_hold'),
+               ('collision_reversal_hold', float('inf'), 'collision_reversal_hold')]
+    for name, value, reason in refused:
+        before = {n: node.get_parameter(n).value for n in
+                  ('collision_thresholds', 'collision_reversal_thresholds',
+                   'collision_reversal_band', 'collision_reversal_hold')}
+        result = node.set_parameters([Parameter(name, value=value)])[0]
+        assert not result.successful, (name, value)
+        assert name in result.reason and reason in result.reason, (name, value, result.reason)
+        for n, v in before.items():
+            after = node.get_parameter(n).value
+            assert after == v or list(after) == list(v), (name, n)
+    _, effort = _held(model, Q)
+    w.send(Q, effort)
+    detector = node._observer.detector
+    assert detector.moving.tolist() == [0.5] * 9 and detector.reversal.tolist() == [5.0] * 9
+    assert (detector.reversal_band, detector.reversal_hold) == (0.1, 0.02)
+    assert node.set_parameters_atomically([
+        Parameter('collision_thresholds', value=[6.0]),
+        Parameter('collision_reversal_thresholds', value=[8.0])]).successful
+    for name, value in [('collision_reversal_thresholds', [12.0] * 9),
+                        ('collision_thresholds', [10.0]), ('collision_reversal_band', 0.3),
+                        ('collision_reversal_hold', 0.05)]:
+        result = node.set_parameters([Parameter(name, value=value)])[0]
+        assert result.successful, (name, result.reason)
+    w.send(Q, effort)
+    detector = node._observer.detector
+    assert detector.moving.tolist() == [10.0] * 9 and detector.reversal.tolist() == [12.0] * 9
+    assert (detector.reversal_band, detector.reversal_hold) == (0.3, 0.05)
+    assert node.set_parameters([Parameter('collision_thresholds', value=[])])[0].successful
+    w.send(Q, effort)
+    assert node._observer.detector is None
+    assert node._observer_diagnostics()['collision_thresholds'] == 'none'
+
+
+def test_gated_thresholds_load_from_a_parameter_file_and_bad_ones_say_why(tmp_path):
+    """rnea.yaml-style entries (integer lists too) load through rcl into a gated detector.
+
+    A file whose reversal thresholds are below the collision thresholds starts the node, which
+    keeps running without the observer and says why (status, diagnostics).
+    """
+    for reversal, gated in (('[3, 4, 4, 4, 3, 3, 3, 3, 3]', True), ('[0.1]', False)):
+        path = tmp_path / 'gated.yaml'
+        path.write_text('/**:\n  ros__parameters:\n'
+                        f'    urdf_file: {test_node.PANDA}\n'
+                        '    observer_enabled: true\n'
+                        '    collision_thresholds: [0.3]\n'
+                        f'    collision_reversal_thresholds: {reversal}\n'
+                        '    collision_reversal_band: 0.2\n'
+                        '    collision_reversal_hold: 0.01\n')
+        ctx = rclpy.Context()
+        rclpy.init(context=ctx, args=['--ros-args', '--params-file', str(path)],
+                   domain_id=test_node.DOMAIN_ID)
+        try:
+            node = RneaNode(context=ctx)
+            assert node._cfg['collision_reversal_band'] == 0.2
+            node._observer.build(node._rt, node._cfg)
+            if gated:
+                detector = node._observer.detector
+                assert detector.gated and detector.reversal.tolist() == [
+                    3.0, 4.0, 4.0, 4.0, 3.0, 3.0, 3.0, 3.0, 3.0]
+                assert (detector.reversal_band, detector.reversal_hold) == (0.2, 0.01)
+                assert node._observer_diagnostics()['collision_thresholds'].startswith('gated')
+            else:
+                assert node._observer.observer is None
+                status = node._observer_diagnostics()['observer']
+                assert status.startswith('observer not started: collision_reversal_thresholds '
+                                         'must be >= collision_thresholds')
+                assert 'all joints: 0.1 < 0.3' in status
+            node.destroy_node()
+        finally:
+            rclpy.shutdown(context=ctx)

@@ -13,7 +13,12 @@ carries measured efforts for every model joint, and publishes (stamp = the input
 - ``~/collision`` (diagnostic_msgs/DiagnosticStatus, reliable): one message when a collision
   starts (level ERROR, ``message`` names the joints) and one when it ends (level OK); values:
   ``event`` (collision | clear), ``joints``, ``stamp`` (s, of the joint state), ``start``,
-  ``peak/<joint>`` (N m or N), ``reaction``.
+  ``peak/<joint>`` (N m or N), ``reaction``.  With ``collision_reversal_thresholds`` a joint's
+  threshold is that one while the joint reverses (|velocity| < ``collision_reversal_band``, and
+  ``collision_reversal_hold`` s after) and ``collision_thresholds`` while it moves (the core's
+  :class:`rnea_ros.core.observer.CollisionDetector`, given the joints' velocities of the same
+  joint state); a pair that does not fit (a reversal threshold below its joint's collision
+  threshold) is refused, checked on the values the node would have after the change.
 
 Both topics are sent only while they have subscribers (counted every 0.5 s).  All of it runs
 after the cycle's efforts (and commands) are out, so that it does not add to
@@ -40,8 +45,11 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rnea_ros.core.observer import CollisionDetector, MomentumObserver, WrenchEstimator
+from rnea_ros.node import params as node_params
 from rnea_ros.node.bookkeeping import wire
-from rnea_ros.node.observer_params import check_observer_value, NAMES
+from rnea_ros.node.observer_params import (check_observer_value, check_reversal_thresholds,
+                                           NAMES, THRESHOLD_PARAMETERS)
+from rnea_ros.node.runtime import plain
 from sensor_msgs.msg import JointState
 
 _EVENT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -97,9 +105,17 @@ class NodeObserver:
                 max_gap=cfg['observer_max_gap'],
                 effort_sampling=cfg['observer_effort_sampling'])
             if cfg['collision_thresholds']:
+                error = check_reversal_thresholds(cfg['collision_thresholds'],
+                                                  cfg['collision_reversal_thresholds'],
+                                                  model.joint_names)
+                if error:               # e.g. a parameter file (set ones are checked before)
+                    raise ValueError(error)
                 self.detector = CollisionDetector(
                     model.joint_names, cfg['collision_thresholds'],
-                    cfg['collision_hysteresis'], cfg['collision_min_duration'])
+                    cfg['collision_hysteresis'], cfg['collision_min_duration'],
+                    reversal_thresholds=cfg['collision_reversal_thresholds'] or None,
+                    reversal_band=cfg['collision_reversal_band'],
+                    reversal_hold=cfg['collision_reversal_hold'])
         except ValueError as exc:
             self.observer = self.detector = None
             self.error = f'observer not started: {exc}'
@@ -198,7 +214,32 @@ class ObserverMixin:
                          f'{list(self._observer.detector.joints)}: commands stay stopped')
             if error:
                 return SetParametersResult(successful=False, reason=error)
+        error = self._thresholds_check(params)
+        if error:
+            return SetParametersResult(successful=False, reason=error)
         return SetParametersResult(successful=True)
+
+    def _thresholds_check(self, params):
+        """Return why the thresholds after ``params`` do not fit together, or None.
+
+        Checked on the values the node would have once ``params`` are set (the others as they
+        are), so that a pair set at once (set_parameters_atomically) passes; a value invalid on
+        its own is left to the node's own check, which refuses it with its reason.
+        """
+        joints = self._rt.model.joint_names if self._rt is not None else None
+        changes = {}
+        for param in params:
+            if param.name in THRESHOLD_PARAMETERS:
+                value = node_params.normalise(param.name, plain(param.value))[0]
+                if value is None or \
+                        node_params.check_value(param.name, value, joints) is not None:
+                    return None
+                changes[param.name] = value
+        if not changes:
+            return None
+        cfg = dict(self._cfg, **changes)
+        return check_reversal_thresholds(cfg['collision_thresholds'],
+                                         cfg['collision_reversal_thresholds'], joints)
 
     def _observer_changed(self, params):
         obs = self._observer
@@ -273,7 +314,7 @@ class ObserverMixin:
         if obs.frame and now >= obs.wrench_due:
             self._publish_external_wrench(rt, r, stamp, now)
         if obs.detector is not None:
-            event = obs.detector.update(t, joints)
+            event = obs.detector.update(t, joints, rt.qd_j)   # qd: reversals (if gated)
             if event is not None:
                 self._on_collision_event(rt, event, stamp)
 
@@ -341,9 +382,23 @@ class ObserverMixin:
         values = {'observer': obs.status,
                   'max_external_torque': f'{largest:.4f}',
                   'collision': obs.collision or 'none',
+                  'collision_thresholds': _thresholds_state(obs.detector),
                   'collision_reaction': (f'{obs.reaction} (latched)' if obs.reaction else
                                          self._cfg['collision_reaction'])}
         return values
+
+
+def _thresholds_state(detector):
+    """Return the diagnostics' word on the thresholds: none, fixed or gated (and where now)."""
+    if detector is None:
+        return 'none'
+    if not detector.gated:
+        return 'fixed (not gated by velocity reversals)'
+    window = [name for name, now, moving in zip(detector.names, detector.thresholds,
+                                                detector.moving) if now != moving]
+    return (f'gated by velocity reversals (|velocity| < {detector.reversal_band:g} rad/s or '
+            f'm/s, held {detector.reversal_hold:g} s); reversal thresholds now on: '
+            f'{", ".join(window) if window else "no joint"}')
 
 
 __all__ = ['ObserverMixin', 'NodeObserver']

@@ -3,7 +3,8 @@
 :mod:`rnea_ros.node.params` adds these entries to the node's parameter table (whose
 ``normalise`` reads YAML's bare ``off``, a boolean false, as the choice 'off' of
 ``collision_reaction``); :func:`check_observer_value` holds the check the table cannot express
-(the wrench frame against the model's links).
+(the wrench frame against the model's links) and :func:`check_reversal_thresholds` the one
+between two parameters (each reversal threshold >= its collision threshold).
 """
 
 REACTIONS = ('off', 'zero', 'hold', 'float')
@@ -38,7 +39,26 @@ PARAMETERS = (
           'joints or one per model joint). []: no collision detection. Tune them on a '
           'recording with `rnea-ros observe BAG --urdf ... --params PARAMS.yaml`; keep each '
           "above its joint's Coulomb jump Fs+ + Fs- (a fast velocity reversal shows up to "
-          'that).', low=1e-6, high=1e9),
+          'that), or gate them with collision_reversal_thresholds.', low=1e-6, high=1e9),
+    _spec('collision_reversal_thresholds', 'double_array', [],
+          'Collision threshold per joint in N m or N while that joint reverses (one value for '
+          'all joints or one per model joint, each >= its collision_thresholds value): used while '
+          '|joint velocity| < collision_reversal_band and for collision_reversal_hold s after, '
+          'collision_thresholds when the joint moves. There the friction model is least right '
+          '(the measured friction turns over a finite time), so the residual of a slow joint '
+          'peaks up to its Coulomb jump Fs+ + Fs-: gating lets collision_thresholds sit just '
+          'above the residual of the moving arm (smaller pushes detected) and this one above '
+          'the peaks at reversals. Tune both on a recording (`rnea-ros observe` suggests '
+          'them). []: not gated, collision_thresholds everywhere.', low=1e-6, high=1e9),
+    _spec('collision_reversal_band', 'double', 0.1,
+          'Speed in rad/s or m/s below which a joint counts as reversing (its '
+          'collision_reversal_thresholds apply): cover the velocities over which the measured '
+          "friction turns over (a few times the model's Coulomb band; 0.1 on a panda in "
+          'MuJoCo). 0: never.', low=0.0, high=100.0),
+    _spec('collision_reversal_hold', 'double', 0.02,
+          'Seconds (joint state stamps) a joint keeps its reversal threshold after its speed '
+          'rises above collision_reversal_band: the observer lags the true torque by its time '
+          'constant 1/K and the friction settles after the reversal.', low=0.0, high=10.0),
     _spec('collision_hysteresis', 'double', 0.2,
           'A collision ends when every |external torque| is below (1 - hysteresis) times its '
           'threshold.', low=0.0, high=0.99),
@@ -65,8 +85,11 @@ PARAMETERS = (
           'singular value of J exceeds it, the gain is bounded by 1/damping inside.',
           low=0.0, high=100.0),
 )
-PER_JOINT_PARAMETERS = ('observer_gains', 'collision_thresholds')
+PER_JOINT_PARAMETERS = ('observer_gains', 'collision_thresholds',
+                        'collision_reversal_thresholds')
 NAMES = tuple(entry['name'] for entry in PARAMETERS)
+# The detector's thresholds: checked together (check_reversal_thresholds).
+THRESHOLD_PARAMETERS = ('collision_thresholds', 'collision_reversal_thresholds')
 
 
 def check_observer_value(name, value, link_names=None):
@@ -79,3 +102,39 @@ def check_observer_value(name, value, link_names=None):
         return (f'external_wrench_frame {value!r} is not a link of the model; links: '
                 f'{sorted(link_names)}')
     return None
+
+
+def check_reversal_thresholds(moving, reversal, joint_names=None):
+    """Return why ``collision_reversal_thresholds`` do not fit ``collision_thresholds``, or None.
+
+    ``moving``, ``reversal``: the two arrays (each already valid on its own: finite, > 0, and
+    1 value or one per joint).  Each reversal threshold must be >= the collision threshold of
+    its joint (the detector's own rule, :class:`rnea_ros.core.observer.CollisionDetector`).
+    ``joint_names``: the model's joints, to name them (None: no model yet; two arrays of
+    different lengths > 1 are then refused, they cannot both fit one model).  No collision
+    thresholds ([]: no detection) accept any reversal thresholds, unused until they are set.
+    """
+    if not moving or not reversal:
+        return None
+    n = max(len(moving), len(reversal))
+    if len(moving) not in (1, n) or len(reversal) not in (1, n):
+        return (f'collision_reversal_thresholds has {len(reversal)} values and '
+                f'collision_thresholds {len(moving)}: give each 1 value or one per model joint')
+    if n == 1:
+        names = ['all joints']
+    elif joint_names is not None and len(joint_names) == n:
+        names = list(joint_names)
+    else:
+        names = [f'entry {j}' for j in range(n)]
+    moving = list(moving) * (n // len(moving))
+    reversal = list(reversal) * (n // len(reversal))
+    low = [(names[j], reversal[j], moving[j]) for j in range(n)
+           if reversal[j] < moving[j]]
+    if not low:
+        return None
+    shown = ', '.join(f'{name}: {r:g} < {m:g}' for name, r, m in low[:5])
+    more = f' and {len(low) - 5} more' if len(low) > 5 else ''
+    return (f'collision_reversal_thresholds must be >= collision_thresholds joint by joint '
+            f'(the threshold while a joint reverses is the higher one): {shown}{more}; to '
+            'change both, set them together (set_parameters_atomically) or one at a time, '
+            'the reversal ones first when raising and last when lowering')
