@@ -378,6 +378,59 @@ def test_rnea_ros_observe_on_a_bag_reports_the_push_and_suggests_thresholds(
     assert 'gains' in capsys.readouterr().err
 
 
+def test_rnea_ros_observe_suggests_gated_thresholds_and_honours_them_from_params(
+        setup, tmp_path, capsys):
+    """Gated suggestions from the samples outside / inside the reversal windows; params used.
+
+    Free motion: moving suggestion = max(1.5 x max |r| outside the windows, floor), reversal
+    suggestion = the one-threshold one; as node parameter lines.  A push with the reversal
+    thresholds of the parameter file far above it is still raised: the pushed joints move.
+    """
+    import json
+    from rnea_ros.analysis.analyze import write_joint_states
+    from rnea_ros.analysis.cli import main
+    from rnea_ros.core.observer import reversal_windows
+    from observer_sim import PANDA
+    model = setup[0]
+    t, Q, QD, E, _ = simulate(setup, 0.6, seed=6)
+    bag = str(tmp_path / 'free')
+    write_joint_states(bag, t + 50.0, list(model.joint_names), Q, QD, E)
+    assert main(['observe', bag, '--urdf', PANDA, '--effort-sampling', 'held', '--floor',
+                 '0.01', '--json']) == 0
+    joints = json.loads(capsys.readouterr().out)['joints']
+    obs = observe_recording(model, t, Q, QD, E, gains=GAIN, effort_sampling=HELD)
+    windows = reversal_windows(t, QD)
+    r = np.abs(obs['r'])
+    for j, name in enumerate(model.joint_names):
+        entry = joints[name]
+        if windows[:, j].all():
+            assert entry['suggested_moving_threshold'] == entry['suggested_threshold']
+            continue
+        moving = r[~windows[:, j], j].max()
+        assert entry['max_moving'] == pytest.approx(moving, rel=1e-5, abs=1e-8)  # bag stamps
+        assert entry['suggested_moving_threshold'] == pytest.approx(max(1.5 * moving, 0.01),
+                                                                    rel=1e-5)
+        assert entry['suggested_reversal_threshold'] == pytest.approx(
+            max(entry['suggested_threshold'], entry['suggested_moving_threshold']))
+    assert main(['observe', bag, '--urdf', PANDA, '--effort-sampling', 'held']) == 0
+    text = capsys.readouterr().out
+    assert 'collision_reversal_thresholds: [' in text and 'collision_reversal_band: 0.1' in text
+    push = ('panda_link5', np.array([0.0, 30.0, 0.0]), 0.3, 0.45, np.array([0.0, 0.0, 0.08]))
+    t, Q, QD, E, _ = simulate(setup, 0.6, push=push, seed=6)
+    bag = str(tmp_path / 'push')
+    write_joint_states(bag, t + 50.0, list(model.joint_names), Q, QD, E)
+    params = tmp_path / 'params.yaml'
+    params.write_text('/**:\n  ros__parameters:\n    observer_effort_sampling: held\n'
+                      f'    collision_thresholds: [{THRESHOLD}]\n'
+                      '    collision_reversal_thresholds: [1000.0]\n'
+                      '    collision_reversal_band: 0.05\n')
+    assert main(['observe', bag, '--urdf', PANDA, '--params', str(params), '--json']) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out['reversal_band'] == 0.05
+    starts = [e for e in out['events'] if e['kind'] == 'collision']
+    assert len(starts) == 1 and 0.3 <= starts[0]['t'] <= 0.32
+
+
 @pytest.mark.parametrize('n, damping', [(9, 0.0), (9, 0.05), (7, 2.0), (4, 0.05), (4, 0.0)])
 def test_damped_least_squares_kernel_equals_its_svd_form(n, damping):
     """(J J^T + l^2 I)^-1 J r by Jacobi rotations = U diag(s / (s^2 + l^2)) V^T r (SVD)."""
