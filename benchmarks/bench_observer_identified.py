@@ -19,7 +19,8 @@ Issue 22's observer targets, measured in-process (:mod:`observer_identified` in 
    joint's reversal windows, at least 0.2 N m; reversal: the one-threshold suggestion);
    alarms within the first 0.1 s (the sinusoid's acceleration step at t = 0) are counted
    apart;
-3. pushes of 10, 30 and 50 N on panda_link2 ... panda_link7 during the demo's sinusoid, at its
+3. pushes of 10, 30 and 50 N on panda_link1 ... panda_link7 and panda_hand (a body fixed to
+   panda_link7 beyond its flange) during the demo's sinusoid, at its
    fastest instant (1.5 s) for 0.3 s: detection delay and false alarms with the demo's
    thresholds and with the gated ones, joint-torque error from 50 ms on relative to
    max(5 %, 0.2 N m), the wrench error at the last link (panda_link7).

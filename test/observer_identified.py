@@ -50,12 +50,14 @@ TRACKING = (('demo 0.5 Hz, 0.4 rad', 0.5, 0.2),
 
 # Pushes on several links (as the demo: world force at a point fixed in the link, m): a
 # direction with a lever on some joint at the demo pose.
-PUSH_POINTS = {'panda_link2': ((0.0, 0.0, 0.08), (1.0, 0.0, 0.0)),
+PUSH_POINTS = {'panda_link1': ((0.08, 0.0, 0.0), (0.0, 1.0, 0.0)),
+               'panda_link2': ((0.0, 0.0, 0.08), (1.0, 0.0, 0.0)),
                'panda_link3': ((0.0, 0.0, 0.08), (1.0, 0.0, 0.0)),
                'panda_link4': ((0.0, 0.08, 0.0), (1.0, 0.0, 0.0)),
                'panda_link5': ((0.0, 0.0, 0.08), (0.0, 1.0, 0.0)),
                'panda_link6': ((0.08, 0.0, 0.0), (0.0, 1.0, 0.0)),
-               'panda_link7': ((0.0, 0.0, 0.1), (0.0, 1.0, 0.0))}
+               'panda_link7': ((0.0, 0.0, 0.1), (0.0, 1.0, 0.0)),
+               'panda_hand': ((0.0, 0.0, 0.05), (0.0, 1.0, 0.0))}
 
 
 class Arm:
