@@ -25,8 +25,13 @@ Issue 22's observer targets, measured in-process (:mod:`observer_identified` in 
    thresholds and with the gated ones, joint-torque error from 50 ms on relative to
    max(5 %, 0.2 N m), the wrench error at the last link (panda_link7).
 
+``--noise VELOCITY EFFORT`` adds white noise to what the observer reads (the tracking and push
+records, and the excitation the thresholds are tuned on); ``--push-start 1.0`` pushes at a
+velocity reversal instead of the fastest instant.
+
 Usage: python benchmarks/bench_observer_identified.py [--seconds 60] [--seed 1]
-       [--friction auto] [--margin 1.5] [--no-pushes] [--no-quiet]
+       [--friction auto] [--margin 1.5] [--noise VELOCITY EFFORT] [--push-start 1.5]
+       [--no-pushes] [--no-quiet]
 """
 
 import argparse
@@ -46,8 +51,11 @@ def short(name):
     return name.split('_', 1)[-1]
 
 
-def quiet_table(arm, models, seconds, thresholds, log=print):
-    """Print the free-motion runs: collisions and largest |r_j| / threshold per model."""
+def quiet_table(arm, models, seconds, thresholds, noise=None, log=print):
+    """Print the free-motion runs: collisions and largest |r_j| / threshold per model.
+
+    ``noise``: (seed, velocity sigma, effort sigma) on what the observer reads, or None.
+    """
     names = list(models['identified'].joint_names)
     log(f'{"run":<22}{"model":<12}{"thresholds":<12}{"alarms":>7}{"after 0.1 s":>12}  '
         'first alarms (t s: joints)')
@@ -60,6 +68,8 @@ def quiet_table(arm, models, seconds, thresholds, log=print):
                 record_m = arm.track(model, arm.sinusoid(frequency, amplitude), seconds)
             else:
                 record_m = record
+            if noise is not None:
+                record_m = oi.with_sensor_noise(record_m, *noise)
             for rule, (th, reversal) in thresholds.items():
                 if name != 'identified' and rule != 'demo':
                     continue
@@ -82,19 +92,21 @@ def quiet_table(arm, models, seconds, thresholds, log=print):
         log(f'    (simulated {seconds:g} s in {sim_s:.1f} s)')
 
 
-def push_table(arm, model, thresholds, log=print):
+def push_table(arm, model, thresholds, noise=None, start=1.5, log=print):
     """Print the pushes of 10, 30 and 50 N on each link of :data:`oi.PUSH_POINTS`.
 
     ``thresholds``: rule -> (thresholds, reversal thresholds or None); the detection delay
     and false alarms of each rule, the torque and wrench figures (the same for all).
+    ``noise``: as :func:`quiet_table`; ``start``: when the pushes begin (s).
     """
     log(f'{"link":<13}{"F N":>5}{"|J^T f| max":>12}'
         + ''.join(f'{rule + " ms":>12}{"alarms":>7}' for rule in thresholds)
         + f'{"torque err/bound":>18}{"worst joint":>14}{"wrench f, m err":>18}')
     for link in oi.PUSH_POINTS:
         for magnitude in (10.0, 30.0, 50.0):
-            runs = {rule: oi.push_run(arm, model, link, magnitude, thresholds=th,
-                                      reversal_thresholds=reversal)
+            runs = {rule: oi.push_run(arm, model, link, magnitude, start=start,
+                                      thresholds=th, reversal_thresholds=reversal,
+                                      noise=noise)
                     for rule, (th, reversal) in thresholds.items()}
             f = next(iter(runs.values()))
             detection = ''
@@ -126,6 +138,13 @@ def main(argv=None):
                         help="rnea-ros identify's --friction (default auto, as identify)")
     parser.add_argument('--margin', type=float, default=1.5,
                         help='suggested threshold >= margin x max |r| (rnea-ros observe)')
+    parser.add_argument('--noise', nargs=2, type=float, metavar=('VELOCITY', 'EFFORT'),
+                        help='white noise (standard deviations, rad/s and N m) on the '
+                        'velocities and efforts the observer reads (and rnea-ros observe tunes '
+                        'on); the identification stays on clean data')
+    parser.add_argument('--push-start', type=float, default=1.5,
+                        help="s: 1.5 the swing's fastest instant (default), 1.0 or 2.0 a "
+                        'velocity reversal of every joint')
     parser.add_argument('--no-pushes', dest='pushes', action='store_false')
     parser.add_argument('--no-quiet', dest='quiet', action='store_false')
     args = parser.parse_args(argv)
@@ -139,7 +158,9 @@ def main(argv=None):
     fit = oi.effort_residual(excitation, model)
     print('identified model, effort residual RMS on its excitation (N m): '
           + ', '.join(f'{short(j)} {v:.3f}' for j, v in zip(model.joint_names, fit)))
-    advice = oi.suggested_thresholds(excitation, urdf, params, args.margin)
+    noise = None if args.noise is None else (args.seed + 100, *args.noise)
+    tuned_on = excitation if noise is None else oi.with_sensor_noise(excitation, *noise)
+    advice = oi.suggested_thresholds(tuned_on, urdf, params, args.margin)
     suggested = advice['suggested']
     print(f'thresholds suggested by rnea-ros observe on the excitation (the larger of '
           f'{args.margin:g} x max |r| and the Coulomb jump): '
@@ -153,9 +174,10 @@ def main(argv=None):
              'gated': (advice['suggested_moving'], advice['suggested_reversal'])}
     if args.quiet:
         quiet_table(arm, {'identified': model, 'truth': arm.perturbation.truth_model()},
-                    args.seconds, rules)
+                    args.seconds, rules, noise)
     if args.pushes:
-        push_table(arm, model, {'demo': rules['demo'], 'gated': rules['gated']})
+        push_table(arm, model, {'demo': rules['demo'], 'gated': rules['gated']}, noise,
+                   args.push_start)
     print(f'benchmark took {time.monotonic() - started:.0f} s')
     return 0
 

@@ -228,21 +228,39 @@ def quiet_figures(record, estimate, model, judged, thresholds=scenes.COLLISION_T
             'max_speed': float(speed), 'seconds': float(record['time'][-1])}
 
 
+def with_sensor_noise(record, seed, velocity=0.0, effort=0.0):
+    """Return a copy of ``record`` whose velocities and efforts carry white noise.
+
+    ``velocity`` (rad/s or m/s) and ``effort`` (N m or N): standard deviations per sample, as
+    a driver's differentiated encoders and current-based torques bring them; positions stay
+    (encoders are precise).  The ground truth (``external_*``) is untouched.
+    """
+    rng = np.random.default_rng(seed)
+    out = dict(record)
+    for key, sigma in (('velocity', velocity), ('effort', effort)):
+        values = np.asarray(record[key], dtype=float)
+        out[key] = values + sigma * rng.standard_normal(values.shape) if sigma else values
+    return out
+
+
 def push_run(arm, model, link, magnitude, frequency=0.5, amplitude=0.2, start=1.5,
              duration=0.3, run_s=2.5, thresholds=scenes.COLLISION_THRESHOLD,
-             reversal_thresholds=None):
+             reversal_thresholds=None, noise=None):
     """Push ``link`` with ``magnitude`` N during tracking with ``model``; the scene's figures.
 
     The push starts at ``start`` s, the fastest instant of the demo's sinusoid (0.5 Hz: 1.5 s
     is three quarters of its period, as the demo's 5.5 s), for ``duration`` s.  Returns
     :func:`rnea_ros.demo.scenes.push_figures` (arm joints judged, as the demo) plus the
     largest true external torque of the push (``applied_max``, N m).  ``thresholds`` and
-    ``reversal_thresholds``: as :func:`observe`.
+    ``reversal_thresholds``: as :func:`observe`; ``noise``: (seed, velocity sigma, effort
+    sigma) of :func:`with_sensor_noise` on what the observer reads, or None.
     """
     push = arm.push(link, magnitude, start, duration)
     scene = scenes.PushScene(link, tuple(push.force), tuple(push.point), start, duration,
                              run_s, frequency)
     record = arm.track(model, arm.sinusoid(frequency, amplitude), run_s, push=push)
+    if noise is not None:
+        record = with_sensor_noise(record, *noise)
     window = (start, start + duration) if link == arm.last_link else (0.0, -1.0)
     estimate = observe(record, model, link, window=window, thresholds=thresholds,
                        reversal_thresholds=reversal_thresholds)
