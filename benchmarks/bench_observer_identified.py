@@ -26,11 +26,13 @@ Issue 22's observer targets, measured in-process (:mod:`observer_identified` in 
    max(5 %, 0.2 N m), the wrench error at the last link (panda_link7).
 
 ``--noise VELOCITY EFFORT`` adds white noise to what the observer reads (the tracking and push
-records, and the excitation the thresholds are tuned on); ``--push-start 1.0`` pushes at a
-velocity reversal instead of the fastest instant.
+records, and the excitation the thresholds are tuned on); ``--filter KF`` sets the observer's
+output low-pass (1/s; the answer to velocity noise); ``--push-start 1.0`` pushes at a velocity
+reversal instead of the fastest instant.
 
 Usage: python benchmarks/bench_observer_identified.py [--seconds 60] [--seed 1]
-       [--friction auto] [--margin 1.5] [--noise VELOCITY EFFORT] [--push-start 1.5]
+       [--friction auto] [--margin 1.5] [--noise VELOCITY EFFORT] [--filter 0]
+       [--push-start 1.5]
        [--no-pushes] [--no-quiet]
 """
 
@@ -51,10 +53,11 @@ def short(name):
     return name.split('_', 1)[-1]
 
 
-def quiet_table(arm, models, seconds, thresholds, noise=None, log=print):
+def quiet_table(arm, models, seconds, thresholds, noise=None, output_filter=0.0, log=print):
     """Print the free-motion runs: collisions and largest |r_j| / threshold per model.
 
-    ``noise``: (seed, velocity sigma, effort sigma) on what the observer reads, or None.
+    ``noise``: (seed, velocity sigma, effort sigma) on what the observer reads, or None;
+    ``output_filter``: the observer's low-pass (1/s, 0 none).
     """
     names = list(models['identified'].joint_names)
     log(f'{"run":<22}{"model":<12}{"thresholds":<12}{"alarms":>7}{"after 0.1 s":>12}  '
@@ -74,7 +77,8 @@ def quiet_table(arm, models, seconds, thresholds, noise=None, log=print):
                 if name != 'identified' and rule != 'demo':
                     continue
                 estimate = oi.observe(record_m, model, arm.last_link, thresholds=th,
-                                      reversal_thresholds=reversal)
+                                      reversal_thresholds=reversal,
+                                      output_filter=output_filter)
                 figures = oi.quiet_figures(record_m, estimate, model, names, th, reversal)
                 alarms = '; '.join(f'{t:.3f}: {",".join(j)}' for t, j in zip(
                     figures['alarm_times'][:3], figures['alarm_joints'][:3]))
@@ -92,12 +96,12 @@ def quiet_table(arm, models, seconds, thresholds, noise=None, log=print):
         log(f'    (simulated {seconds:g} s in {sim_s:.1f} s)')
 
 
-def push_table(arm, model, thresholds, noise=None, start=1.5, log=print):
+def push_table(arm, model, thresholds, noise=None, start=1.5, output_filter=0.0, log=print):
     """Print the pushes of 10, 30 and 50 N on each link of :data:`oi.PUSH_POINTS`.
 
     ``thresholds``: rule -> (thresholds, reversal thresholds or None); the detection delay
     and false alarms of each rule, the torque and wrench figures (the same for all).
-    ``noise``: as :func:`quiet_table`; ``start``: when the pushes begin (s).
+    ``noise``, ``output_filter``: as :func:`quiet_table`; ``start``: when the pushes begin (s).
     """
     log(f'{"link":<13}{"F N":>5}{"|J^T f| max":>12}'
         + ''.join(f'{rule + " ms":>12}{"alarms":>7}' for rule in thresholds)
@@ -106,7 +110,7 @@ def push_table(arm, model, thresholds, noise=None, start=1.5, log=print):
         for magnitude in (10.0, 30.0, 50.0):
             runs = {rule: oi.push_run(arm, model, link, magnitude, start=start,
                                       thresholds=th, reversal_thresholds=reversal,
-                                      noise=noise)
+                                      noise=noise, output_filter=output_filter)
                     for rule, (th, reversal) in thresholds.items()}
             f = next(iter(runs.values()))
             detection = ''
@@ -142,6 +146,8 @@ def main(argv=None):
                         help='white noise (standard deviations, rad/s and N m) on the '
                         'velocities and efforts the observer reads (and rnea-ros observe tunes '
                         'on); the identification stays on clean data')
+    parser.add_argument('--filter', type=float, default=0.0, dest='output_filter',
+                        help="the observer's output low-pass K_f in 1/s (default 0: none)")
     parser.add_argument('--push-start', type=float, default=1.5,
                         help="s: 1.5 the swing's fastest instant (default), 1.0 or 2.0 a "
                         'velocity reversal of every joint')
@@ -160,7 +166,7 @@ def main(argv=None):
           + ', '.join(f'{short(j)} {v:.3f}' for j, v in zip(model.joint_names, fit)))
     noise = None if args.noise is None else (args.seed + 100, *args.noise)
     tuned_on = excitation if noise is None else oi.with_sensor_noise(excitation, *noise)
-    advice = oi.suggested_thresholds(tuned_on, urdf, params, args.margin)
+    advice = oi.suggested_thresholds(tuned_on, urdf, params, args.margin, args.output_filter)
     suggested = advice['suggested']
     print(f'thresholds suggested by rnea-ros observe on the excitation (the larger of '
           f'{args.margin:g} x max |r| and the Coulomb jump): '
@@ -174,10 +180,10 @@ def main(argv=None):
              'gated': (advice['suggested_moving'], advice['suggested_reversal'])}
     if args.quiet:
         quiet_table(arm, {'identified': model, 'truth': arm.perturbation.truth_model()},
-                    args.seconds, rules, noise)
+                    args.seconds, rules, noise, args.output_filter)
     if args.pushes:
         push_table(arm, model, {'demo': rules['demo'], 'gated': rules['gated']}, noise,
-                   args.push_start)
+                   args.push_start, args.output_filter)
     print(f'benchmark took {time.monotonic() - started:.0f} s')
     return 0
 

@@ -170,14 +170,16 @@ def identify_model(arm, record, friction=None):
 
 
 def observe(record, model, link, window=None, thresholds=scenes.COLLISION_THRESHOLD,
-            reversal_thresholds=None):
+            reversal_thresholds=None, output_filter=0.0):
     """Run the library observer over ``record`` with the demo's settings (an estimate dict).
 
     ``reversal_thresholds``: thresholds gated by velocity reversals (``thresholds`` then
-    apply while a joint moves; the detector's default band and hold).
+    apply while a joint moves; the detector's default band and hold); ``output_filter``: the
+    observer's low-pass on what it reports (1/s, 0 none).
     """
     return scenes.observe_offline(record, model, link, window=window, thresholds=thresholds,
-                                  reversal_thresholds=reversal_thresholds)
+                                  reversal_thresholds=reversal_thresholds,
+                                  output_filter=output_filter)
 
 
 def quiet_figures(record, estimate, model, judged, thresholds=scenes.COLLISION_THRESHOLD,
@@ -245,7 +247,7 @@ def with_sensor_noise(record, seed, velocity=0.0, effort=0.0):
 
 def push_run(arm, model, link, magnitude, frequency=0.5, amplitude=0.2, start=1.5,
              duration=0.3, run_s=2.5, thresholds=scenes.COLLISION_THRESHOLD,
-             reversal_thresholds=None, noise=None):
+             reversal_thresholds=None, noise=None, output_filter=0.0):
     """Push ``link`` with ``magnitude`` N during tracking with ``model``; the scene's figures.
 
     The push starts at ``start`` s, the fastest instant of the demo's sinusoid (0.5 Hz: 1.5 s
@@ -253,7 +255,8 @@ def push_run(arm, model, link, magnitude, frequency=0.5, amplitude=0.2, start=1.
     :func:`rnea_ros.demo.scenes.push_figures` (arm joints judged, as the demo) plus the
     largest true external torque of the push (``applied_max``, N m).  ``thresholds`` and
     ``reversal_thresholds``: as :func:`observe`; ``noise``: (seed, velocity sigma, effort
-    sigma) of :func:`with_sensor_noise` on what the observer reads, or None.
+    sigma) of :func:`with_sensor_noise` on what the observer reads, or None;
+    ``output_filter``: as :func:`observe`.
     """
     push = arm.push(link, magnitude, start, duration)
     scene = scenes.PushScene(link, tuple(push.force), tuple(push.point), start, duration,
@@ -263,7 +266,7 @@ def push_run(arm, model, link, magnitude, frequency=0.5, amplitude=0.2, start=1.
         record = with_sensor_noise(record, *noise)
     window = (start, start + duration) if link == arm.last_link else (0.0, -1.0)
     estimate = observe(record, model, link, window=window, thresholds=thresholds,
-                       reversal_thresholds=reversal_thresholds)
+                       reversal_thresholds=reversal_thresholds, output_filter=output_filter)
     if link != arm.last_link:
         estimate.pop('wrench')
     figures = scenes.push_figures(scene, record, estimate, list(model.joint_names),
@@ -279,7 +282,7 @@ def effort_residual(record, model):
     return residual_rms(measured, predicted)
 
 
-def suggested_thresholds(record, urdf, params, margin=1.5):
+def suggested_thresholds(record, urdf, params, margin=1.5, output_filter=0.0):
     """Return what ``rnea-ros observe`` says on a contact-free ``record`` (its result dict).
 
     :func:`rnea_ros.analysis.observe.observe` (the command's library call) on the identified
@@ -290,7 +293,7 @@ def suggested_thresholds(record, urdf, params, margin=1.5):
     """
     from rnea_ros.analysis.observe import observe as observe_bag
     settings = dict(params, observer_gains=[scenes.OBSERVER_GAIN],
-                    observer_effort_sampling='held')
+                    observer_effort_sampling='held', observer_filter=float(output_filter))
     result = observe_bag(urdf, record['time'], list(record['joint_names']),
                          record['position'], record['velocity'], record['effort'], settings,
                          margin=margin)

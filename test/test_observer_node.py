@@ -157,6 +157,34 @@ def test_bad_efforts_suspend_the_observer_publish_nothing_and_say_why(make, pand
     assert h.node._observer.status == 'running'
 
 
+def test_observer_filter_reports_the_filtered_estimate_and_bad_values_are_refused(make, panda):
+    """observer_filter K_f: ~/external_torques = the library observer with that filter.
+
+    Set at run time it rebuilds the observer; negative, NaN or huge values are refused and the
+    old one kept.
+    """
+    h = make(mode='gravity_compensation', observer_enabled=True, observer_gains=[GAIN],
+             observer_filter=150.0)
+    w = Watch(h)
+    _, effort = _held(panda, Q)
+    library = MomentumObserver(panda, GAIN, output_filter=150.0)
+    plain = MomentumObserver(panda, GAIN)
+    for k in range(1, 11):
+        w.send(Q, effort)
+        expected = library.update(100 + 0.001 * k, Q, np.zeros(panda.nv), effort)
+        unfiltered = plain.update(100 + 0.001 * k, Q, np.zeros(panda.nv), effort)
+        np.testing.assert_allclose(w.torque(k).effort, expected, rtol=1e-9, atol=1e-9)
+    assert np.abs(unfiltered - expected).max() > 0.1 * np.abs(unfiltered).max()
+    node = h.node
+    for value in (-1.0, float('nan'), 1e9):
+        result = node.set_parameters([Parameter('observer_filter', value=value)])[0]
+        assert not result.successful and 'observer_filter' in result.reason
+        assert node.get_parameter('observer_filter').value == 150.0
+    assert node.set_parameters([Parameter('observer_filter', value=0.0)])[0].successful
+    w.send(Q, effort)
+    assert node._observer.observer.output_filter == 0.0
+
+
 def test_absurd_observer_parameters_are_refused_and_the_old_ones_kept(make, panda):
     """Gains <= 0, NaN, huge or of a wrong length, unknown reactions or frames: refused."""
     h = make(mode='gravity_compensation', observer_enabled=True)

@@ -1,7 +1,7 @@
 """Offline momentum observer: tune collision thresholds on a recording before the arm moves.
 
 ``rnea-ros observe BAG --urdf FILE [--params PARAMS.yaml] [--gains K ...] [--thresholds T ...]
-[--reversal-thresholds T ...] [--reversal-band V] [--reversal-hold S]
+[--reversal-thresholds T ...] [--reversal-band V] [--reversal-hold S] [--filter KF]
 [--effort-sampling instant|held] [--hysteresis H] [--min-duration S] [--out DIR] [--json]``
 reads ``sensor_msgs/JointState`` (positions, velocities, efforts) from a rosbag2 recording
 (:func:`rnea_ros.analysis.analyze.read_joint_states`), runs the node's observer
@@ -34,7 +34,7 @@ moving one).  A joint that never left its windows in the recording keeps one thr
 its own (:func:`rnea_ros.node.params.node_model`: friction law, positive and negative viscous
 and Coulomb terms, Stribeck, ``effort_offset``, armature, ``use_urdf_friction``, a configured
 payload; the values normalised and checked as the node does), and its ``observer_gains``,
-``observer_effort_sampling``, ``observer_max_gap``, ``collision_thresholds``,
+``observer_effort_sampling``, ``observer_max_gap``, ``observer_filter``, ``collision_thresholds``,
 ``collision_hysteresis``, ``collision_min_duration``, ``collision_reversal_*`` and ``gravity``
 are the defaults of the options.  The base is fixed (a recording of joint states has no base
 state), whatever ``floating_base`` says.  ``--out DIR`` writes ``external_torques.png`` (r(t)
@@ -85,7 +85,8 @@ def read_params(path, node=NODE):
 
 def observe(urdf_xml, t, names, Q, QD, E, params=None, gains=None, thresholds=None,
             hysteresis=None, min_duration=None, margin=1.5, effort_sampling=None,
-            reversal_thresholds=None, reversal_band=None, reversal_hold=None, floor=FLOOR):
+            reversal_thresholds=None, reversal_band=None, reversal_hold=None, floor=FLOOR,
+            output_filter=None):
     """Run the observer over arrays in bag order ``names``; return a dict of results.
 
     ``params``: the node's parameters (a parameter file's values, :func:`read_params`): the
@@ -124,7 +125,9 @@ def observe(urdf_xml, t, names, Q, QD, E, params=None, gains=None, thresholds=No
                                gravity=cfg['gravity'], effort_sampling=sampling,
                                max_gap=cfg['observer_max_gap'],
                                reversal_thresholds=reversal_thresholds, reversal_band=band,
-                               reversal_hold=hold)
+                               reversal_hold=hold,
+                               output_filter=(cfg['observer_filter'] if output_filter is None
+                                              else output_filter))
     R = result['r']
     used = np.isfinite(R).all(axis=1)
     A = np.abs(R[used]) if used.any() else np.zeros((1, model.nv))
@@ -147,7 +150,9 @@ def observe(urdf_xml, t, names, Q, QD, E, params=None, gains=None, thresholds=No
                   jump=jump, suggested=suggested, margin=margin, used=int(used.sum()),
                   max_moving=moving, max_reversal=reversing, window_share=window.mean(axis=0),
                   suggested_moving=suggested_moving, suggested_reversal=suggested_reversal,
-                  floor=floor, windows=windows)
+                  floor=floor, windows=windows,
+                  output_filter=cfg['observer_filter'] if output_filter is None else
+                  output_filter)
     return result
 
 
@@ -170,8 +175,9 @@ def report(result):
     """Return the observer run as readable text."""
     model, t = result['model'], result['t']
     lines = [f'{model!r}: {t.size} samples over {t[-1]:.3f} s, {result["used"]} used',
-             f'gains K = {list(np.atleast_1d(result["gains"]))} 1/s; external torques r in '
-             'N m (N for prismatic joints)',
+             f'gains K = {list(np.atleast_1d(result["gains"]))} 1/s'
+             + (f', output filter {result["output_filter"]:g} 1/s' if result['output_filter']
+                else '') + '; external torques r in N m (N for prismatic joints)',
              f"{'joint':<24}{'max |r|':>10}{'p99.9':>10}{'Fs jump':>10}{'suggest':>10}"
              f"{'moving':>10}{'reversal':>10}{'share':>7}{'moving':>10}{'reversal':>10}"]
     for j, name in enumerate(result['names']):
@@ -300,6 +306,9 @@ def add_arguments(parser):
     parser.add_argument('--reversal-hold', type=float,
                         help='s a joint stays in its reversal window after (default: '
                         f'--params, else {DEFAULT_REVERSAL_HOLD:g})')
+    parser.add_argument('--filter', type=float, dest='output_filter',
+                        help='1/s: low-pass on the external torques for noisy velocities '
+                        '(default: --params, else 0 = none)')
     parser.add_argument('--floor', type=float, default=FLOOR,
                         help=f'lowest suggested moving threshold (default {FLOOR:g})')
     parser.add_argument('--effort-sampling', choices=('instant', 'held'),
@@ -327,7 +336,7 @@ def run(args):
                      effort_sampling=args.effort_sampling,
                      reversal_thresholds=args.reversal_thresholds,
                      reversal_band=args.reversal_band, reversal_hold=args.reversal_hold,
-                     floor=args.floor)
+                     floor=args.floor, output_filter=args.output_filter)
     path = plot(result, args.out) if args.out else None
     if args.json:
         out = summary(result)

@@ -40,6 +40,17 @@ limit for any ``K h`` (a late sample is a long step, not an overshoot).  The sta
 size: ``r``, ``p_{k-1}``, ``beta_{k-1}`` and the time; the integral ``p_hat = p - r / K`` is
 never accumulated, so nothing grows or loses precision over hours.
 
+**Velocity noise and the output filter.**  The residual holds ``K (p - p_hat)``, and p is
+computed from the measured velocities: white noise of standard deviation sigma on qd_j reaches
+r_j, unfiltered, as white noise of about ``K M_jj sigma`` (the demo's panda at K = 200 1/s
+with 0.002 rad/s of velocity noise: residuals up to 5 to 6 N m on the shoulder joints).  With
+``output_filter`` = K_f > 0 (1/s) the observer reports r low-passed once more, r_f' = K_f (r -
+r_f), integrated exactly as r (:func:`rnea_ros.core.kernels.observer.output_step`): r_f then
+follows the external torque as a second-order filter ``K K_f / ((s + K)(s + K_f))`` (about
+1/K + 1/K_f of delay) and the white part of the noise is cut by about ``sqrt(K_f h / 2)``
+(h the sample period; K_f = 200 1/s at 1 kHz: about 5x in the largest values).  The observer's
+own feedback keeps using r.
+
 **Suspension.**  A sample with efforts missing, of the wrong length or not finite, or with a
 non-finite state, is not used: :meth:`MomentumObserver.update` returns None and
 :attr:`MomentumObserver.suspended` says why.  The next good sample bridges the gap as one longer
@@ -86,7 +97,8 @@ class MomentumObserver:
     only, ``njoints`` values, for a floating base, whose 6 base rows then get the first joint's
     gain).  ``gravity``: (3,) in the root frame (default (0, 0, -9.81)).  ``friction``: subtract
     the model's joint friction (``joint_friction``).  ``max_gap``: the longest step (s) the
-    observer bridges; longer gaps restart it.
+    observer bridges; longer gaps restart it.  ``output_filter``: K_f in 1/s of the low-pass on
+    what the observer reports (0: r itself; see the module docstring, velocity noise).
 
     An update is one kernel call (:func:`rnea_ros.core.kernels.observer.observer_step`: the
     efforts, p = M qd and beta = C^T qd - g - tau_f by an O(n) recursion, the residual step) on
@@ -95,7 +107,7 @@ class MomentumObserver:
     """
 
     def __init__(self, model, gains=DEFAULT_GAIN, gravity=None, friction=True,
-                 max_gap=DEFAULT_MAX_GAP, effort_sampling='instant'):
+                 max_gap=DEFAULT_MAX_GAP, effort_sampling='instant', output_filter=0.0):
         """Prepare the observer's state for ``model`` (started by the first sample)."""
         if effort_sampling not in EFFORT_SAMPLING:
             raise ValueError(f'effort_sampling must be one of {list(EFFORT_SAMPLING)}, got '
@@ -113,7 +125,7 @@ class MomentumObserver:
         self._ws.custom = True
         self._buffer, self._kernel_model = self._ws.buffer, model.kernel_model
         self._state = np.zeros((kernel.STATE_ROWS, self.nv))
-        self.r = self._state[kernel.R]             # a view: valid until the next update
+        self.r = self._state[kernel.OUT]           # a view: valid until the next update
         self.gains = self._state[kernel.GAINS]
         self.gains[:] = gains
         self.largest = self._state[kernel.LARGEST]
@@ -125,6 +137,7 @@ class MomentumObserver:
         scalars[kernel.OFFSET] = self.offset
         scalars[kernel.TANH] = model.friction_law == 'tanh'
         scalars[kernel.MAX_EFFORT] = MAX_EFFORT
+        self.set_output_filter(output_filter)
         # Efforts in model order: of all nv coordinates, or of the joints only.
         self._in_order = {n: np.arange(n, dtype=np.intp) for n in (self.nv, model.njoints)}
         self.suspended = ''              # why the last sample was not used ('' = it was)
@@ -146,6 +159,15 @@ class MomentumObserver:
             out[:self.offset] = g[0]
         return out
 
+    def set_output_filter(self, bandwidth):
+        """Set K_f of the output low-pass in 1/s, 0 for none (ValueError and nothing changed)."""
+        if not (isinstance(bandwidth, (int, float)) and not isinstance(bandwidth, bool)
+                and (bandwidth == 0.0 or 0.0 < bandwidth <= 1e6)):
+            raise ValueError(f'output_filter must be 0 (none) or in (0, 1e6] 1/s, got '
+                             f'{bandwidth!r}')
+        self.output_filter = float(bandwidth)
+        self._scalars[kernel.FILTER] = self.output_filter
+
     def set_gains(self, gains):
         """Change K (the estimate so far is kept; ValueError and nothing changed if bad)."""
         self.gains[:] = self._gains(gains)
@@ -164,6 +186,7 @@ class MomentumObserver:
         """Forget the state: the next sample starts the observer again (r = 0)."""
         self._scalars[kernel.STARTED] = 0.0
         self.r[:] = 0.0
+        self._state[kernel.R] = 0.0
 
     def clear_largest(self):
         """Start :attr:`largest` (the largest |r_j| of the samples used) again from 0."""
@@ -507,14 +530,15 @@ def observe_recording(model, t, Q, QD, E, gains=DEFAULT_GAIN, thresholds=None, h
                       min_duration=0.005, gravity=None, friction=True,
                       max_gap=DEFAULT_MAX_GAP, effort_sampling='instant',
                       reversal_thresholds=None, reversal_band=DEFAULT_REVERSAL_BAND,
-                      reversal_hold=DEFAULT_REVERSAL_HOLD):
+                      reversal_hold=DEFAULT_REVERSAL_HOLD, output_filter=0.0):
     """Run the observer (and a detector when ``thresholds`` are given) over a recording.
 
     ``t`` (N,) s, ``Q`` (N, nq), ``QD`` (N, nv), ``E`` (N, njoints or nv) measured efforts, in
     model order.  ``reversal_*``: the detector's thresholds gated by velocity reversals
-    (:class:`CollisionDetector`).  Returns a dict: ``r`` (N, nv) external torques (NaN where a
-    sample was not used), ``events`` (list of :class:`CollisionEvent`), ``suspended`` (list of
-    (t, reason)), ``notes`` (list of (t, note): restarts).
+    (:class:`CollisionDetector`); ``output_filter``: see :class:`MomentumObserver`.  Returns a
+    dict: ``r`` (N, nv) external torques (NaN where a sample was not used), ``events`` (list of
+    :class:`CollisionEvent`), ``suspended`` (list of (t, reason)), ``notes`` (list of (t,
+    note): restarts).
     """
     t = np.asarray(t, dtype=float)
     N = t.shape[0]
@@ -525,7 +549,8 @@ def observe_recording(model, t, Q, QD, E, gains=DEFAULT_GAIN, thresholds=None, h
         raise ValueError(f'the recording arrays have {N}, {Q.shape[0]}, {QD.shape[0]} and '
                          f'{E.shape[0]} rows; they must match')
     observer = MomentumObserver(model, gains, gravity=gravity, friction=friction,
-                                max_gap=max_gap, effort_sampling=effort_sampling)
+                                max_gap=max_gap, effort_sampling=effort_sampling,
+                                output_filter=output_filter)
     names = _velocity_names(model)
     detector = (CollisionDetector(names, thresholds, hysteresis, min_duration,
                                   reversal_thresholds, reversal_band, reversal_hold)

@@ -160,7 +160,8 @@ def align(times, values, at):
 
 def observe_offline(record, model, link, window=None, gains=OBSERVER_GAIN,
                     thresholds=COLLISION_THRESHOLD, hysteresis=COLLISION_HYSTERESIS,
-                    min_duration=COLLISION_MIN_DURATION, reversal_thresholds=None):
+                    min_duration=COLLISION_MIN_DURATION, reversal_thresholds=None,
+                    output_filter=0.0):
     """Run the library's momentum observer over a simulator record; return an estimate dict.
 
     The offline counterpart of the node's ``~/external_torques``, ``~/external_wrench`` and
@@ -169,7 +170,7 @@ def observe_offline(record, model, link, window=None, gains=OBSERVER_GAIN,
     on ``link`` (link frame, about its origin) is computed for the rows inside ``window``
     ((start, end) s; all rows when None).  ``reversal_thresholds``: thresholds gated by
     velocity reversals (:class:`rnea_ros.core.observer.CollisionDetector`, default band and
-    hold), None: one threshold per joint.
+    hold), None: one threshold per joint.  ``output_filter``: the observer's (1/s, 0 none).
     """
     from rnea_ros.core.observer import external_wrench, observe_recording
     names = list(record['joint_names'])
@@ -181,7 +182,8 @@ def observe_offline(record, model, link, window=None, gains=OBSERVER_GAIN,
         gains=gains, thresholds=np.broadcast_to(thresholds, (model.nv,)),
         hysteresis=hysteresis, min_duration=min_duration, effort_sampling='held',
         reversal_thresholds=(None if reversal_thresholds is None else
-                             np.broadcast_to(reversal_thresholds, (model.nv,))))
+                             np.broadcast_to(reversal_thresholds, (model.nv,))),
+        output_filter=output_filter)
     rows = np.arange(len(time)) if window is None else np.flatnonzero(
         (time >= window[0]) & (time <= window[1]))
     rows = rows[np.all(np.isfinite(result['r'][rows]), axis=1)]

@@ -103,7 +103,8 @@ class NodeObserver:
             self.observer = MomentumObserver(
                 model, cfg['observer_gains'], gravity=cfg['gravity'],
                 max_gap=cfg['observer_max_gap'],
-                effort_sampling=cfg['observer_effort_sampling'])
+                effort_sampling=cfg['observer_effort_sampling'],
+                output_filter=cfg['observer_filter'])
             if cfg['collision_thresholds']:
                 error = check_reversal_thresholds(cfg['collision_thresholds'],
                                                   cfg['collision_reversal_thresholds'],

@@ -26,6 +26,12 @@ PARAMETERS = (
           'the external torque estimate follows the true one as a first-order filter with '
           'time constant 1/K (K = 200: 5 ms, 98 % of a step after 20 ms); higher K is faster '
           'and noisier.', low=0.1, high=1e4),
+    _spec('observer_filter', 'double', 0.0,
+          'Low-pass K_f in 1/s on what the observer reports (0: none). Noise on the measured '
+          'velocities reaches the external torques as about K x inertia x its standard '
+          'deviation, unfiltered; K_f cuts that (K_f = 200 at 1 kHz: about 5x) for about 1/K_f '
+          's more delay (the estimate then follows the external torque as a second-order '
+          'filter).', low=0.0, high=1e4),
     _spec('observer_effort_sampling', 'string', 'instant',
           'How the measured effort of a joint state relates to time: instant (read at the '
           'stamp: a torque sensor or a motor current) or held (applied over the step that '

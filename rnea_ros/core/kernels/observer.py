@@ -47,9 +47,11 @@ W_H, W_G = W_F, W_X
 _EFFORT = types.Array(types.float64, 1, 'C', readonly=True)    # writable or not (message views)
 _INDEX = types.Array(types.intp, 1, 'C', readonly=True)
 
-# observer_step: the rows of ``state`` (nv columns each) and the entries of ``scalars``.
-R, P, BETA, TAU, P_NEW, BETA_NEW, TAU_NEW, GAINS, LARGEST, STATE_ROWS = range(10)
-(T, STARTED, STEP, BAD, MAX_GAP, HELD, FRICTION, OFFSET, TANH, MAX_EFFORT, SCALARS) = range(11)
+# observer_step: the rows of ``state`` (nv columns each) and the entries of ``scalars``.  R is
+# the observer's residual, OUT what it reports: R, or R low-passed once more (FILTER > 0).
+R, P, BETA, TAU, P_NEW, BETA_NEW, TAU_NEW, GAINS, LARGEST, OUT, STATE_ROWS = range(11)
+(T, STARTED, STEP, BAD, MAX_GAP, HELD, FRICTION, OFFSET, TANH, MAX_EFFORT, FILTER,
+ SCALARS) = range(12)
 # The friction table of observer_step: the 6 columns of rnea_ros.core.friction, then per joint
 # the velocity scales v_s (BAND_COLUMN) and v_st (STRIBECK_COLUMN).
 BAND_COLUMN, STRIBECK_COLUMN, FRICTION_COLUMNS = 6, 7, 8
@@ -212,26 +214,44 @@ def residual_step(p, p_prev, beta, beta_prev, tau, tau_prev, gains, h, held, r):
     return bad
 
 
+@numba.njit(types.void(VEC, types.float64, types.float64, VEC), **OPTS)
+def output_step(r, bandwidth, h, out):
+    """Advance the reported residual: out = r (bandwidth 0) or out = b out + (1 - b) r.
+
+    ``b = exp(-bandwidth h)``: a first-order low-pass of r with the input held over the step,
+    exact for any h.  numpy form: ``out[:] = r if bandwidth == 0 else r + b * (out - r)``.
+    """
+    if bandwidth == 0.0:
+        for j in range(r.shape[0]):
+            out[j] = r[j]
+        return
+    b = math.exp(-bandwidth * h)
+    for j in range(r.shape[0]):
+        out[j] = r[j] + b * (out[j] - r[j])
+
+
 @numba.njit(types.int64(VEC, VEC, VEC, VEC, _EFFORT, _INDEX, types.float64, MAT, VEC, MAT),
             **OPTS)
 def observer_step(model, buffer, q, qd, effort, index, t, state, scalars, friction):
     """Use one sample at time t: efforts, p, beta, friction, r; return STEP_* (see the top).
 
     ``state``: the rows R, P, BETA, TAU (of the last sample used), P_NEW, BETA_NEW, TAU_NEW
-    (scratch), GAINS and LARGEST (max |r_j| since the caller last cleared it), nv columns each;
-    ``scalars``: T (time of the last sample used), STARTED, STEP (the last step h), BAD (an
-    effort's index), then the settings MAX_GAP, HELD, FRICTION, OFFSET, TANH (friction:
-    :func:`subtract_friction`, with the table ``friction``) and MAX_EFFORT.  ``effort[index[k]]``
-    is the effort of the k-th of the last ``len(index)`` velocity coordinates (those before are
-    0).
+    (scratch), GAINS, LARGEST (max |OUT_j| since the caller last cleared it) and OUT (the
+    reported residual: R, or with FILTER > 0 R low-passed by :func:`output_step`), nv columns
+    each; ``scalars``: T (time of the last sample used), STARTED, STEP (the last step h), BAD
+    (an effort's index), then the settings MAX_GAP, HELD, FRICTION, OFFSET, TANH (friction:
+    :func:`subtract_friction`, with the table ``friction``), MAX_EFFORT and FILTER (1/s).
+    ``effort[index[k]]`` is the effort of the k-th of the last ``len(index)`` velocity
+    coordinates (those before are 0).
 
     In order: a non-finite or repeated t (STEP_TIME, STEP_SAME), an index outside effort
     (STEP_PARTIAL), an effort not finite or above MAX_EFFORT (STEP_EFFORT, its index in BAD),
     :func:`momentum_terms` (STEP_TERMS + its status) and the friction (STEP_FRICTION) leave
     the state as it was.  Then the first sample (STEP_START), time going back (STEP_BACK) or a
-    step above MAX_GAP (STEP_GAP) start the observer with r = 0; any other sample advances r
-    by :func:`residual_step` (STEP_OK, or STEP_OVERFLOW when r is not finite: r = 0 and the
-    next sample starts again).  A used sample becomes the last one and updates LARGEST.
+    step above MAX_GAP (STEP_GAP) start the observer with r = 0 (and OUT = 0); any other
+    sample advances r by :func:`residual_step` and OUT by :func:`output_step` (STEP_OK, or
+    STEP_OVERFLOW when r is not finite: r = 0 and the next sample starts again).  A used
+    sample becomes the last one and updates LARGEST.
     """
     nv = state.shape[1]
     if not math.isfinite(t):
@@ -269,16 +289,20 @@ def observer_step(model, buffer, q, qd, effort, index, t, state, scalars, fricti
     elif started and h > scalars[MAX_GAP]:
         outcome = STEP_GAP
     scalars[STEP] = h
-    r = state[R]
+    r, out = state[R], state[OUT]
     if outcome != STEP_OK:
         for j in range(nv):
             r[j] = 0.0
+            out[j] = 0.0
     elif residual_step(state[P_NEW], state[P], state[BETA_NEW], state[BETA], tau, state[TAU],
                        state[GAINS], h, scalars[HELD] != 0.0, r):
         for j in range(nv):
             r[j] = 0.0
+            out[j] = 0.0
         scalars[STARTED] = 0.0
         return STEP_OVERFLOW
+    else:
+        output_step(r, scalars[FILTER], h, out)
     scalars[T] = t
     scalars[STARTED] = 1.0
     largest = state[LARGEST]
@@ -286,7 +310,7 @@ def observer_step(model, buffer, q, qd, effort, index, t, state, scalars, fricti
         state[P, j] = state[P_NEW, j]
         state[BETA, j] = state[BETA_NEW, j]
         state[TAU, j] = tau[j]
-        a = abs(r[j])
+        a = abs(out[j])
         if a > largest[j]:
             largest[j] = a
     return outcome
