@@ -210,6 +210,30 @@ def test_shipped_names_fall_back_to_the_installed_config(tmp_path, monkeypatch):
     assert os.path.isfile(path)
 
 
+def test_the_launch_says_which_parameter_file_the_node_gets(tmp_path, monkeypatch):
+    """A line names the file: the user's, or the shipped one a bare name fell back to, and why.
+
+    The fallback of a bare shipped name is otherwise invisible (a user's copy launched from
+    another folder silently becomes the shipped defaults).
+    """
+    from launch.actions import LogInfo
+    monkeypatch.chdir(tmp_path)
+    shipped = os.path.join(lh.config_dir(), 'gravity_compensation.yaml')
+    line = lh.params_file_message(_config(params_file='gravity_compensation.yaml'))
+    assert shipped in line and 'no file of that name in the working directory' in line
+    assert str(tmp_path) in line
+    (tmp_path / 'gravity_compensation.yaml').write_text('{}\n')
+    line = lh.params_file_message(_config(params_file='gravity_compensation.yaml'))
+    assert line == f'rnea parameters: {tmp_path / "gravity_compensation.yaml"}'
+    assert 'installed default' in lh.params_file_message(_config(params_file=''))
+    config = lh.gravity_compensation_config(
+        _config(params_file='gravity_compensation.yaml', command_joints='a'))
+    first = lh.rnea_actions(config)[0]
+    assert isinstance(first, LogInfo)
+    assert str(tmp_path / 'gravity_compensation.yaml') in ''.join(
+        getattr(part, 'text', str(part)) for part in first.msg)
+
+
 @pytest.mark.parametrize('value', ['missing.yaml', 'sub/missing.yaml', '/nowhere/missing.yaml'])
 def test_missing_params_file_is_one_clear_line_not_a_silent_fallback(value, tmp_path,
                                                                      monkeypatch):

@@ -300,11 +300,30 @@ def gravity_compensation_launch_setup(context, *args, **kwargs):
     return rnea_actions(gravity_compensation_config(context.launch_configurations))
 
 
+def params_file_message(config):
+    """Return the launch's line naming the parameter file the rnea node gets.
+
+    Which file a ``params_file:=`` resolved to is shown, never left to guess: a bare name of a
+    shipped file (``gravity_compensation.yaml``) with no such file in the working directory
+    is the installed one, and the line says so.
+    """
+    given = str(config.get('params_file') or '').strip()
+    path = resolve_params_file(given)
+    if os.path.dirname(path) == os.path.abspath(config_dir()):
+        where = ('the installed default' if not given else
+                 'the installed, shipped file: no file of that name in the working directory '
+                 f'{os.getcwd()}' if os.path.basename(given) == given else
+                 'the installed, shipped file')
+        return f'rnea parameters: {path} ({where})'
+    return f'rnea parameters: {path}'
+
+
 def rnea_actions(config):
-    """Return the launch_ros Node actions for a configuration (imports launch_ros)."""
+    """Return the launch actions for a configuration: the parameter file's line, the nodes."""
+    from launch.actions import LogInfo
     from launch_ros.actions import Node
-    actions = [Node(**rnea_node_kwargs(config))]
+    actions = [LogInfo(msg=params_file_message(config)), Node(**rnea_node_kwargs(config))]
     rsp = robot_state_publisher_kwargs(config)
     if rsp is not None:
-        actions.insert(0, Node(**rsp))
+        actions.insert(1, Node(**rsp))
     return actions
