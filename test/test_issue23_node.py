@@ -145,12 +145,22 @@ def test_every_string_parameter_with_choices_names_its_yaml_boolean_words():
 # -- 9. parameter types, diagnostics name, one clear error ------------------------------------
 
 def test_empty_arrays_read_back_typed_and_ros2_param_set_empty_list_works(make):
-    """Empty arrays are double/string arrays (not bytes); `ros2 param set kp "[]"` works."""
+    """Empty arrays are double/string arrays (not bytes); `ros2 param set NAME "[]"` works.
+
+    Except for the gains: `kp "[]"` or `kd "[]"` would silently mean no feedback (zero gains
+    in computed torque and in the collision reaction `hold`), so they are refused with the
+    reason (not a type error) and the old gains kept.
+    """
     h = make(mode='gravity_compensation')
     assert _ros2_param_get(h, 'max_effort').type == ParameterType.PARAMETER_DOUBLE_ARRAY
     assert _ros2_param_get(h, 'command_joints').type == ParameterType.PARAMETER_STRING_ARRAY
     assert _ros2_param_get(h, 'friction_joints').type == ParameterType.PARAMETER_STRING_ARRAY
-    for name, text in (('kp', '[]'), ('max_effort', '[]'), ('command_joints', '[]'),
+    for name in ('kp', 'kd'):
+        result = _ros2_param_set(h, name, '[]')
+        assert not result.successful and 'no ' in result.reason and name in result.reason
+        assert 'type' not in result.reason.lower(), result.reason
+    assert h.node._rt.settings.kp[0] == 400.0 and h.node._rt.settings.kd[0] == 40.0
+    for name, text in (('max_effort', '[]'), ('command_joints', '[]'),
                        ('kp', '[300, 400, 500, 600, 700, 800, 900, 100, 100]'),
                        ('max_effort', '[50]')):
         result = _ros2_param_set(h, name, text)

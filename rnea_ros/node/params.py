@@ -49,6 +49,7 @@ COEFFICIENT_PARAMETERS = ('friction_viscous', 'friction_coulomb', 'armature',
 LAW_PARAMETERS = ('friction_law', 'coulomb_band', 'stribeck_velocity')
 # Per-joint arrays: one value for all joints or one per model joint.
 PER_JOINT_PARAMETERS = ('kp', 'kd', 'max_effort')
+GAINS = {'kp': 'position', 'kd': 'velocity'}     # never empty: [] is refused, not 0
 
 
 class ParameterError(ValueError):
@@ -357,6 +358,9 @@ def check_value(name, value, joint_names=None):
         return f"{name} must be one of {list(spec.choices)}, got '{value}'"
     if spec.kind == 'double_array':
         error = _check_double_array(spec, value)
+        if error is None and name in GAINS and len(value) == 0:
+            error = (f'{name} [] would mean no {GAINS[name]} feedback at all: give 1 value (all '
+                     f'joints) or one per model joint, [0.0] to switch the feedback off')
         if error is None and joint_names is not None and name in PER_JOINT_PARAMETERS:
             error = check_per_joint_length(name, value, joint_names)
         return error
