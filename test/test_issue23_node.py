@@ -432,6 +432,43 @@ def test_limit_guard_position_and_velocity_margins_through_the_running_node(make
     assert 'panda_joint2' in h.node._limit_fault
 
 
+def test_limit_guard_margins_decide_what_the_command_topic_carries(make, panda):
+    """Guard 'zero': inside the margins the commands are the efforts; beyond them one zero.
+
+    Seen on the command topic itself: a position 0.04 rad past the limit (margin 0.05) and a
+    velocity 1.09 x its limit (margin 0.1) are still commanded; a velocity 1.11 x its limit
+    gets one all-zero command, and
+    later joint states get none (the node waits for ~/enable).
+    """
+    h = make(mode='gravity_compensation', command_topic=CMD, joint_limit_guard='zero',
+             joint_limit_margin=0.05, velocity_limit_margin=0.1)
+    h.watch_commands(CMD)
+    q, qd = _rest(panda)
+    inside = q.copy()
+    inside[1] = panda.upper_limits[1] + 0.04
+    answer = h.joint_state(panda.joint_names, inside, qd)
+    h.spin_until(lambda: len(h.commands) >= 1)
+    assert np.allclose(h.commands[-1].data, answer.effort[:len(h.commands[-1].data)])
+    assert np.abs(h.commands[-1].data).max() > 1.0
+    slow = qd.copy()
+    slow[0] = 1.09 * panda.velocity_limits[0]
+    count = len(h.commands)
+    answer = h.joint_state(panda.joint_names, q, slow)
+    h.spin_until(lambda: len(h.commands) > count)
+    assert np.allclose(h.commands[-1].data, answer.effort[:len(h.commands[-1].data)])
+    fast = qd.copy()
+    fast[0] = 1.11 * panda.velocity_limits[0]
+    count = len(h.commands)
+    h.joint_state(panda.joint_names, q, fast)
+    h.spin_until(lambda: len(h.commands) > count)
+    assert np.all(np.asarray(h.commands[-1].data) == 0.0)
+    count = len(h.commands)
+    for _ in range(3):
+        h.joint_state(panda.joint_names, q, qd)
+    h.spin_for(0.2)
+    assert len(h.commands) == count
+
+
 def test_output_stamp_equals_the_input_stamp(make, panda):
     """The first efforts message after one input carries that input's stamp exactly."""
     h = make(mode='gravity_compensation')
