@@ -493,3 +493,38 @@ def test_every_parameter_the_rnea_node_builds_its_model_from_is_declared_by_the_
     finally:
         rnea.destroy_node()
         feedforward.destroy_node()
+
+
+def test_model_parameters_set_at_run_time_rebuild_the_model_or_are_refused(graph):
+    """`ros2 param set` of a model parameter: a new model; a bad value: the rnea node's reason.
+
+    A floating base (which the filler cannot fill) stops the start-up with the reason instead
+    of being ignored.
+    """
+    from rnea_ros.feedforward.node import TrajectoryFeedforwardNode
+    context, _, _ = graph
+    node = TrajectoryFeedforwardNode(context=context, parameter_overrides=[
+        Parameter('urdf_file', value=PANDA)])
+    try:
+        assert not node._filler.model.has_joint_terms
+        result = node.set_parameters([Parameter('effort_offset', value=[5]),
+                                      Parameter('friction_law', value='tanh')])
+        assert all(r.successful for r in result), result
+        assert node.get_parameter('effort_offset').type_ == Parameter.Type.DOUBLE_ARRAY
+        assert node._filler.model.friction_law == 'tanh'
+        q = np.zeros(9)
+        np.testing.assert_allclose(
+            node._filler.efforts(np.arange(7), q[None, :7], q[None, :7], q[None, :7])[0],
+            inverse_dynamics(RobotModel.from_urdf_file(PANDA), q, q, q)[:7] + [5.0] * 7,
+            atol=1e-9)
+        for name, value, reason in (('friction_law', 'cubic', 'friction_law must be one of'),
+                                    ('coulomb_band', 0.0, 'coulomb_band out of range'),
+                                    ('friction_stribeck', [1.0, 2.0], 'friction_stribeck has 2')):
+            result = node.set_parameters([Parameter(name, value=value)])[0]
+            assert not result.successful and reason in result.reason, result.reason
+        assert node._filler.model.friction_law == 'tanh'
+    finally:
+        node.destroy_node()
+    with pytest.raises(ValueError, match='fixed-base'):
+        TrajectoryFeedforwardNode(context=context, node_name='floating', parameter_overrides=[
+            Parameter('urdf_file', value=PANDA), Parameter('floating_base', value=True)])
