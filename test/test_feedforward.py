@@ -286,3 +286,245 @@ def test_node_waits_for_the_robot_description_topic_then_fills(graph):
                                inverse_dynamics(model, q, qd, qdd)[:7], atol=1e-9)
     executor.remove_node(node)
     node.destroy_node()
+
+
+# -- one model: the rnea node's parameter file gives the feed-forward node the same model ------
+
+PAYLOAD = {'payload_link': 'panda_hand', 'payload_mass': 0.8, 'payload_com': [0.0, 0.01, 0.06],
+           'payload_inertia': [2e-3, 2e-3, 1e-3, 0.0, 0.0, 0.0]}
+
+
+class _Identified:
+    """What ``rnea-ros identify`` hands node_parameters: the options of its friction law."""
+
+    def __init__(self, options):
+        self.options = options
+
+    def model_options(self, model):
+        return self.options
+
+
+def identified_file(tmp_path, **extra):
+    """Write PARAMS.yaml as `rnea-ros identify --params-out` does, plus a payload; return it.
+
+    The whole law: direction-dependent Fv/Fs, Stribeck, effort offsets (5 N m on joint 2),
+    rotor inertia, tanh sign, per-joint Coulomb bands and Stribeck velocities (all 9 panda
+    joints, fingers included).
+    """
+    import yaml
+    from rnea_ros.analysis.output import node_parameters
+    model = RobotModel.from_urdf_file(PANDA)
+    names = model.joint_names
+
+    def per_joint(values):
+        return dict(zip(names, values))
+
+    options = {
+        'friction_viscous': per_joint([0.5 + 0.1 * i for i in range(9)]),
+        'friction_viscous_negative': per_joint([0.9 - 0.05 * i for i in range(9)]),
+        'friction_coulomb': per_joint([0.6 + 0.05 * i for i in range(9)]),
+        'friction_coulomb_negative': per_joint([1.1 - 0.08 * i for i in range(9)]),
+        'friction_stribeck': per_joint([0.3, 0.2, 0.1, 0.4, 0.0, 0.25, 0.15, 0.0, 0.0]),
+        'effort_offset': per_joint([0.0, 5.0, -0.3, 0.2, -1.0, 0.1, 0.05, 0.0, 0.0]),
+        'armature': per_joint([0.02 * (i + 1) for i in range(9)]),
+        'friction_law': 'tanh', 'coulomb_band': 0.02, 'stribeck_velocity': 0.15,
+        'friction_coulomb_band': per_joint([0.01, 0.02, 0.03, 0.05, 0.02, 0.02, 0.04, 0.02,
+                                            0.02]),
+        'friction_stribeck_velocity': per_joint([0.1, 0.15, 0.2, 0.15, 0.3, 0.15, 0.25, 0.15,
+                                                 0.15]),
+    }
+    values = yaml.safe_load(node_parameters(model, _Identified(options)))
+    values['/**']['ros__parameters'].update(PAYLOAD, **extra)
+    path = tmp_path / 'PARAMS.yaml'
+    path.write_text(yaml.safe_dump(values, sort_keys=False))
+    return path
+
+
+def file_model(path):
+    """Return the model :func:`node_model` builds from a parameter file and the panda."""
+    import yaml
+    from rnea_ros.core.urdf import parse_urdf
+    from rnea_ros.node.params import node_config, node_model
+    values = yaml.safe_load(path.read_text())['/**']['ros__parameters']
+    with open(PANDA, encoding='utf-8') as stream:
+        description = parse_urdf(stream.read())
+    return node_model(description, node_config(values)), node_model(description,
+                                                                    node_config(PAYLOAD))
+
+
+def _args(path):
+    return ['--ros-args', '--params-file', str(path), '-p', f'urdf_file:={PANDA}']
+
+
+def test_identified_parameter_file_gives_the_filler_the_whole_friction_law_and_payload(
+        graph, tmp_path):
+    """Identify's PARAMS.yaml and a payload: efforts = ID + friction + Ia qdd of node_model.
+
+    The file has the asymmetric tanh law, effort offsets, Stribeck and per-joint bands; every
+    filled effort equals the rigid-body ID with the payload plus joint_friction plus rotor
+    inertia of the model node_model builds from the same file, to 1e-9.
+    """
+    from rnea_ros.core.dynamics import joint_friction
+    from rnea_ros.feedforward.node import TrajectoryFeedforwardNode
+    context, executor, peer = graph
+    path = identified_file(tmp_path)
+    node = TrajectoryFeedforwardNode(
+        context=context, cli_args=_args(path), parameter_overrides=[
+            Parameter('hold_joints', value=list(FINGERS)),
+            Parameter('hold_positions', value=list(FINGERS.values()))])
+    executor.add_node(node)
+    # the file's parameters are declared: read back, not "Parameter not set"
+    assert list(node.get_parameter('effort_offset').value)[:2] == [0.0, 5.0]
+    assert node.get_parameter('friction_law').value == 'tanh'
+    assert node.get_parameter('payload_link').value == 'panda_hand'
+    received = []
+    peer.create_subscription(JointTrajectory, '/joint_trajectory_controller/joint_trajectory',
+                             received.append, 10)
+    publisher = peer.create_publisher(JointTrajectory, '/trajectory_feedforward/joint_trajectory',
+                                      10)
+    assert spin_until(executor, lambda: publisher.get_subscription_count() > 0 and
+                      node._pub.get_subscription_count() > 0, 10.0)
+    t, P, V, A = motion(60, seed=11)
+    V[5] = [0.3, -0.3, 0.01, -0.01, 0.0, 1.0, -1.0]     # both directions, inside the bands, 0
+    publisher.publish(trajectory(SHUFFLED, t, P, V, A))
+    assert spin_until(executor, lambda: received, 10.0)
+    model, rigid = file_model(path)     # rigid: the same payload, no joint terms
+    assert model.friction_law == 'tanh' and not rigid.has_joint_terms
+    index = [list(model.joint_names).index(n) for n in SHUFFLED]
+    worst = friction_part = 0.0
+    for k in range(60):
+        q, qd, qdd = full_state(model, SHUFFLED, P[k], V[k], A[k])
+        expected = (inverse_dynamics(rigid, q, qd, qdd) + joint_friction(model, qd) +
+                    model.armature * qdd)[index]
+        worst = max(worst, np.max(np.abs(np.array(received[0].points[k].effort) - expected)))
+        friction_part = max(friction_part, abs(joint_friction(model, qd)[1]))
+    assert worst <= 1e-9, worst
+    assert friction_part > 5.0      # the 5 N m offset of joint 2 is in it
+
+
+@pytest.mark.parametrize('joints', ['friction_joints', 'command_joints'])
+def test_one_parameter_file_gives_the_rnea_node_and_the_filler_one_model(graph, tmp_path, joints):
+    """The same file in an rnea node and a feed-forward node: one model.
+
+    Equal efforts at the same q, qd, qdd (both directions, inside the Coulomb bands) and equal
+    friction tables; also with the arrays following ``command_joints`` (arm only, no
+    friction_joints).
+    """
+    import yaml
+    from rnea_ros.feedforward.node import TrajectoryFeedforwardNode
+    from rnea_ros.node.rnea_node import RneaNode
+    context, executor, _ = graph
+    path = identified_file(tmp_path)
+    if joints == 'command_joints':      # arm-only driver: arrays by command joint, 7 values
+        values = yaml.safe_load(path.read_text())
+        params = values['/**']['ros__parameters']
+        del params['friction_joints']
+        for name, value in params.items():
+            if isinstance(value, list) and len(value) == 9:
+                params[name] = value[:7]
+        params['command_joints'] = ARM
+        path.write_text(yaml.safe_dump(values, sort_keys=False))
+    rnea = RneaNode(context=context, cli_args=_args(path))
+    feedforward = TrajectoryFeedforwardNode(context=context, cli_args=_args(path))
+    try:
+        ours, theirs = feedforward._filler.model, rnea._rt.model
+        for name in ('friction_table', 'coulomb_bands', 'stribeck_velocities', 'armature'):
+            np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name), name)
+        assert ours.friction_law == theirs.friction_law == 'tanh'
+        assert ours.link_names == theirs.link_names     # the payload body too
+        t, P, V, A = motion(20, seed=12)
+        V[3] = [0.3, -0.3, 0.01, -0.01, 0.0, 1.0, -1.0]
+        efforts = fill_trajectory(feedforward._filler, trajectory(ARM, t, P, V, A))
+        for k in range(20):
+            q, qd, qdd = np.zeros(9), np.zeros(9), np.zeros(9)
+            q[:7], qd[:7], qdd[:7] = P[k], V[k], A[k]
+            np.testing.assert_allclose(efforts[k], inverse_dynamics(theirs, q, qd, qdd)[:7],
+                                       rtol=0, atol=1e-9)
+    finally:
+        rnea.destroy_node()
+        feedforward.destroy_node()
+
+
+def test_every_parameter_the_rnea_node_builds_its_model_from_is_declared_by_the_filler(graph):
+    """Compare the declared parameter names and descriptors of the two nodes.
+
+    The model subset is what :func:`node_model` reads (recorded from a run of it, not from a
+    list) plus the description sources: each is declared by the rnea node and by the
+    feed-forward node, with the same descriptor, and is in ``model_parameter_names()``.
+    """
+    from rnea_ros.core.urdf import parse_urdf
+    from rnea_ros.feedforward.node import TrajectoryFeedforwardNode
+    from rnea_ros.node import params as node_params
+    from rnea_ros.node.rnea_node import RneaNode
+
+    class Recording(dict):
+        """A configuration that notes every key read from it."""
+
+        def __init__(self, values):
+            super().__init__(values)
+            self.read = set()
+
+        def __getitem__(self, key):
+            self.read.add(key)
+            return super().__getitem__(key)
+
+        def get(self, key, default=None):
+            self.read.add(key)
+            return super().get(key, default)
+
+    with open(PANDA, encoding='utf-8') as stream:
+        description = parse_urdf(stream.read())
+    cfg = Recording(node_params.node_config(dict(PAYLOAD, effort_offset=[1.0])))
+    node_params.node_model(description, cfg)
+    used = cfg.read | {'robot_description', 'urdf_file'}
+    assert {'effort_offset', 'friction_law', 'friction_coulomb_band', 'command_joints',
+            'payload_inertia'} <= used
+    assert used <= set(node_params.model_parameter_names())
+    context, _, _ = graph
+    rnea = RneaNode(context=context)
+    feedforward = TrajectoryFeedforwardNode(context=context)
+    try:
+        declared_rnea = set(rnea.list_parameters([], 0).names)
+        declared_ff = set(feedforward.list_parameters([], 0).names)
+        assert used <= declared_rnea
+        assert used - declared_ff == set()
+        names = sorted(used)
+        assert feedforward.describe_parameters(names) == rnea.describe_parameters(names)
+    finally:
+        rnea.destroy_node()
+        feedforward.destroy_node()
+
+
+def test_model_parameters_set_at_run_time_rebuild_the_model_or_are_refused(graph):
+    """`ros2 param set` of a model parameter: a new model; a bad value: the rnea node's reason.
+
+    A floating base (which the filler cannot fill) stops the start-up with the reason instead
+    of being ignored.
+    """
+    from rnea_ros.feedforward.node import TrajectoryFeedforwardNode
+    context, _, _ = graph
+    node = TrajectoryFeedforwardNode(context=context, parameter_overrides=[
+        Parameter('urdf_file', value=PANDA)])
+    try:
+        assert not node._filler.model.has_joint_terms
+        result = node.set_parameters([Parameter('effort_offset', value=[5]),
+                                      Parameter('friction_law', value='tanh')])
+        assert all(r.successful for r in result), result
+        assert node.get_parameter('effort_offset').type_ == Parameter.Type.DOUBLE_ARRAY
+        assert node._filler.model.friction_law == 'tanh'
+        q = np.zeros(9)
+        np.testing.assert_allclose(
+            node._filler.efforts(np.arange(7), q[None, :7], q[None, :7], q[None, :7])[0],
+            inverse_dynamics(RobotModel.from_urdf_file(PANDA), q, q, q)[:7] + [5.0] * 7,
+            atol=1e-9)
+        for name, value, reason in (('friction_law', 'cubic', 'friction_law must be one of'),
+                                    ('coulomb_band', 0.0, 'coulomb_band out of range'),
+                                    ('friction_stribeck', [1.0, 2.0], 'friction_stribeck has 2')):
+            result = node.set_parameters([Parameter(name, value=value)])[0]
+            assert not result.successful and reason in result.reason, result.reason
+        assert node._filler.model.friction_law == 'tanh'
+    finally:
+        node.destroy_node()
+    with pytest.raises(ValueError, match='fixed-base'):
+        TrajectoryFeedforwardNode(context=context, node_name='floating', parameter_overrides=[
+            Parameter('urdf_file', value=PANDA), Parameter('floating_base', value=True)])

@@ -9,11 +9,15 @@ the namespace).  A trajectory that cannot be filled (unknown joints, wrong lengt
 that do not increase, no model yet) is logged with the reason and not published.
 
 The model comes from the ``robot_description`` topic (transient local, as robot_state_publisher
-publishes it) or the ``robot_description`` / ``urdf_file`` parameters, with the rnea node's
-friction (``friction_joints``, ``friction_viscous``, ``friction_coulomb``, ``armature``,
-``use_urdf_friction``), payload (``payload_*``) and ``gravity`` parameters, declared and checked
-as the rnea node does (:mod:`rnea_ros.node.params`).  ``hold_joints`` / ``hold_positions``: model
-joints no trajectory names (e.g. the fingers of an arm trajectory), held at these positions.
+publishes it) or the ``robot_description`` / ``urdf_file`` parameters, and is the rnea node's
+model: every parameter the rnea node builds its model from
+(:func:`rnea_ros.node.params.model_parameter_names`: the friction law and all its coefficients,
+effort offsets, rotor inertia, the joints they refer to, the base and the payload) is declared
+here with the rnea node's descriptor and checks, and the model is built by the same function
+(:func:`rnea_ros.node.runtime.load_model`, i.e. :func:`rnea_ros.node.params.node_model`), so one
+parameter file (``rnea-ros identify --params-out``) gives both nodes one model.  ``gravity`` too.
+``hold_joints`` / ``hold_positions``: model joints no trajectory names (e.g. the fingers of an
+arm trajectory), held at these positions.
 """
 
 import math
@@ -24,6 +28,7 @@ from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 import rclpy
 from rclpy.exceptions import ParameterException
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from rnea_ros.feedforward.filler import TrajectoryFiller
@@ -33,10 +38,9 @@ from rnea_ros.node import runtime
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
-# The rnea node's parameters that describe the model, declared here with the same checks.
-SHARED = ('robot_description', 'urdf_file', 'gravity', 'friction_joints', 'friction_viscous',
-          'friction_coulomb', 'armature', 'use_urdf_friction', 'payload_link', 'payload_mass',
-          'payload_com', 'payload_inertia')
+# The rnea node's parameters that make its model (from its table, not copied) and gravity,
+# declared here with the same descriptors and checks.
+SHARED = node_params.model_parameter_names() + ('gravity',)
 OWN = {
     'input_topic': ('~/joint_trajectory', 'JointTrajectory input (from a planner or script)'),
     'output_topic': ('joint_trajectory_controller/joint_trajectory',
@@ -51,14 +55,38 @@ DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-def _plain(value):
-    """Return a parameter value with arrays as lists."""
-    return list(value) if hasattr(value, 'typecode') or isinstance(value, (list, tuple)) \
-        else value
+def _plain(value, name):
+    """Return a parameter value as a plain Python value in its table type (lists for arrays)."""
+    return node_params.normalise(name, runtime.plain(value))[0]
+
+
+def declare_shared(node, spec):
+    """Declare one of the rnea node's parameters on ``node`` as the rnea node declares it.
+
+    Same descriptor (:func:`rnea_ros.node.runtime.descriptor`, dynamic typing); a file's
+    ``name: []`` (read by rcl as "not set") keeps the typed default; a value typed as YAML reads
+    it (``100``, ``[0, 5]``, ``off``) is stored in the table's type
+    (:func:`rnea_ros.node.runtime.typed_parameter`).
+    """
+    node.declare_parameter(spec.name, spec.default, runtime.descriptor(spec))
+    param = node.get_parameter_or(spec.name)
+    if param.type_ == Parameter.Type.NOT_SET:
+        node.undeclare_parameter(spec.name)
+        node.declare_parameter(spec.name, spec.default, runtime.descriptor(spec),
+                               ignore_override=True)
+        param = node.get_parameter(spec.name)
+    typed = runtime.typed_parameter(param)
+    if typed is not param:
+        node.set_parameters([typed])
 
 
 def build_filler(cfg, topic_description=None):
-    """Return (source, TrajectoryFiller) for a configuration, or (None, None) with no model."""
+    """Return (source, TrajectoryFiller) for a configuration, or (None, None) with no model.
+
+    The model is the rnea node's for the same parameters: :func:`node_params.node_config` (every
+    parameter at its default, then ours, normalised and checked) and the rnea node's
+    :func:`runtime.load_model`.
+    """
     if cfg['robot_description']:
         label, text = 'parameter robot_description', cfg['robot_description']
     elif cfg['urdf_file']:
@@ -67,9 +95,7 @@ def build_filler(cfg, topic_description=None):
         label, text = 'topic robot_description', topic_description
     else:
         return None, None
-    # every rnea node parameter at its default (load_model may read any of them), then ours
-    model_cfg = {name: spec.default for name, spec in node_params.SPECS.items()}
-    model_cfg.update(cfg, floating_base=False, command_joints=[])
+    model_cfg = node_params.node_config({name: cfg[name] for name in SHARED})
     model = runtime.load_model(label, text, model_cfg)
     names, positions = list(cfg['hold_joints']), list(cfg['hold_positions'])
     if positions and len(positions) != len(names):
@@ -88,9 +114,11 @@ class TrajectoryFeedforwardNode(Node):
         self._log = self.get_logger()
         self._topic_description = None
         self._filler = None
+        if hasattr(self, 'add_pre_set_parameters_callback'):    # rclpy >= Iron
+            self.add_pre_set_parameters_callback(
+                lambda params: [runtime.typed_parameter(param) for param in params])
         for name in SHARED:
-            spec = node_params.SPECS[name]
-            self.declare_parameter(name, spec.default, runtime.descriptor(spec))
+            declare_shared(self, node_params.SPECS[name])
         for name, (default, text) in OWN.items():
             self.declare_parameter(name, default, ParameterDescriptor(
                 description=text, read_only=True))
@@ -114,9 +142,9 @@ class TrajectoryFeedforwardNode(Node):
                        f'to {self.resolve_topic_name(self._cfg["output_topic"])}')
 
     def _config(self, changes):
-        cfg = {name: _plain(self.get_parameter(name).value)
+        cfg = {name: _plain(self.get_parameter(name).value, name)
                for name in SHARED + tuple(OWN) + tuple(HOLD)}
-        cfg.update({p.name: _plain(p.value) for p in changes})
+        cfg.update({p.name: _plain(p.value, p.name) for p in changes})
         for name in HOLD:
             cfg[name] = list(cfg[name] or [])
         return cfg
@@ -136,8 +164,10 @@ class TrajectoryFeedforwardNode(Node):
 
     def _loaded_line(self):
         model = self._filler.model
+        given = [name for name in SHARED if name not in ('robot_description', 'urdf_file') and
+                 self._cfg[name] != node_params.SPECS[name].default]
         return (f"model '{model.name}' from {self._source}: {model.nv} joints "
-                f'{list(model.joint_names)}')
+                f'{list(model.joint_names)}; model parameters set: {given or "none"}')
 
     def _on_set_parameters(self, params):
         cfg = self._config(params)

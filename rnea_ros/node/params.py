@@ -257,6 +257,19 @@ SPECS.update({spec.name: spec for spec in PARAMETERS})
 PER_JOINT_PARAMETERS += observer_params.PER_JOINT_PARAMETERS
 
 
+def model_parameter_names():
+    """Return, in table order, the parameters :func:`node_model` reads and the description's.
+
+    The description sources (``robot_description``, ``urdf_file``), the base, the friction law
+    and its coefficients (``friction_joints``, or ``command_joints``, whose order positional
+    coefficient arrays follow without it) and the payload: what any node that builds the rnea
+    node's model declares (the trajectory feed-forward node), so that one parameter file gives
+    both the same model.
+    """
+    wanted = set(MODEL_PARAMETERS) | {'command_joints'}
+    return tuple(spec.name for spec in PARAMETERS if spec.name in wanted)
+
+
 # YAML 1.1 (rcl's `-p name:=value` and parameter files, `ros2 param set`) reads these unquoted
 # words as booleans; a string parameter given one gets the word it documents for it.
 YAML_BOOLEAN_WORDS = 'true/false, yes/no, on/off'
