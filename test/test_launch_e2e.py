@@ -93,10 +93,19 @@ class Launch:
             self.close()
         return code, self.output()
 
-    def interrupt(self, timeout=30.0):
-        """Send SIGINT (Ctrl-C) to ros2 launch; return (exit code, output)."""
+    def interrupt(self, timeout=60.0):
+        """Send SIGINT (Ctrl-C) to ros2 launch; return (exit code, output).
+
+        ros2 launch itself escalates to SIGTERM and SIGKILL after 5 s each; a launch still
+        running after ``timeout`` fails the test with what it printed (and the processes of
+        its session are killed).
+        """
         self.process.send_signal(signal.SIGINT)
-        return self.wait(timeout)
+        try:
+            return self.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f'ros2 launch still running {timeout:g} s after SIGINT; it printed:\n'
+                        + self.output()[-4000:])
 
     def close(self):
         """Kill whatever is left of this launch's session (only after a failure)."""
