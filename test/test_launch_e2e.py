@@ -67,6 +67,16 @@ def workspace(tmp_path_factory):
     return ws, env
 
 
+def _default_interrupt():
+    """Give the launch the default SIGINT, as a terminal does (in the child, before exec).
+
+    A test run started in the background by a shell without job control (``cmd &`` in a
+    script) inherits SIGINT ignored, and ``ros2 launch`` then ignores the Ctrl-C these tests
+    send: it kept running, its nodes too, in every interrupt test.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Launch:
     """``ros2 launch rnea_ros ...`` in its own session, output in a log file."""
 
@@ -78,7 +88,8 @@ class Launch:
         script = 'source install/setup.bash && exec ros2 launch rnea_ros "$@"'
         self.process = subprocess.Popen(['bash', '-c', script, 'ros2'] + list(arguments),
                                         cwd=ws, env=env, stdout=self.log,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
+                                        stderr=subprocess.STDOUT, start_new_session=True,
+                                        preexec_fn=_default_interrupt)
 
     def output(self):
         """Return everything the launch printed so far."""
