@@ -272,7 +272,7 @@ def test_console_entry_points_are_declared():
 
 
 def test_paused_holds_until_unpaused_and_only_paused_changes_at_run_time(context):
-    """paused=true freezes time; setting it false releases; other parameters are refused."""
+    """paused=true freezes time (states without efforts); false releases; others refused."""
     sim = simulator(context, paused=True, duration=0.01)
     result = sim.set_parameters([Parameter('physics_rate', value=500.0)])[0]
     assert not result.successful and 'only paused' in result.reason
@@ -288,6 +288,11 @@ def test_paused_holds_until_unpaused_and_only_paused_changes_at_run_time(context
         return len(released) > 3
     loop.hold(release)
     assert sim.simulation.steps == 0 and len(released) > 3
+    for _ in range(5):
+        executor.spin_once(timeout_sec=0.02)
+    # A frozen simulation applies nothing: its states carry no efforts (an observer would
+    # otherwise read the arm's whole gravity load as a push on a held arm).
+    assert controller.states and all(len(s.effort) == 0 for s in controller.states)
     assert sim.set_parameters([Parameter('paused', value=False)])[0].successful
     assert not sim.paused
     loop.run()

@@ -54,8 +54,9 @@ PARAMETERS = (
      'lock_step_timeout) for a trajectory_msgs/JointTrajectory on this topic stamped t or '
      'later, e.g. the reference publisher driven by /clock; empty: no wait'),
     ('paused', False, ParameterType.PARAMETER_BOOL,
-     'hold the state (time frozen, joint states republished at 10 Hz) while true; the only '
-     'parameter that can change at run time (ros2 param set /mujoco_sim paused false)'),
+     'hold the state (time frozen, joint states republished at 10 Hz without efforts) while '
+     'true; the only parameter that can change at run time (ros2 param set /mujoco_sim '
+     'paused false)'),
     ('wait_for_first_command', False, ParameterType.PARAMETER_BOOL,
      'hold the initial state (time frozen) until the first effort command arrives'),
     ('command_topic', '/effort_controller/commands', ParameterType.PARAMETER_STRING,
@@ -334,21 +335,27 @@ class MujocoSimNode(Node):
             clock.clock = seconds_to_time_msg(self.simulation.time, type(clock.clock))
             self.clock_publisher.publish(clock)
 
-    def publish_joint_state(self):
-        """Publish joint_states for the simulation's current time."""
+    def publish_joint_state(self, held=False):
+        """Publish joint_states for the simulation's current time.
+
+        ``held``: the state of a frozen simulation (paused, or waiting for its first command),
+        sent without efforts: no physics runs and nothing is applied, so no effort belongs to
+        it (an observer fed the last command as a measurement of a frozen arm would see the
+        whole gravity load as an external push).
+        """
         simulation = self.simulation
         msg = JointState()
         msg.header.stamp = seconds_to_time_msg(simulation.time, type(msg.header.stamp))
         msg.name = simulation.joint_names
         msg.position = simulation.positions.tolist()
         msg.velocity = simulation.velocities.tolist()
-        msg.effort = simulation.efforts.tolist()
+        msg.effort = [] if held else simulation.efforts.tolist()
         self.state_publisher.publish(msg)
 
-    def publish_state(self):
-        """Publish clock and joint_states for the simulation's current time."""
+    def publish_state(self, held=False):
+        """Publish clock and joint_states for the simulation's current time (see above)."""
         self.publish_clock()
-        self.publish_joint_state()
+        self.publish_joint_state(held)
 
     def statistics(self):
         """Return run statistics as a dict of numbers."""
@@ -392,9 +399,9 @@ class SimulationLoop:
         return self.node.simulation is not None
 
     def hold(self, release):
-        """Republish the frozen state at 10 Hz until ``release()`` is true."""
+        """Republish the frozen state (no efforts) at 10 Hz until ``release()`` is true."""
         while self.ok() and not release():
-            self.node.publish_state()
+            self.node.publish_state(held=True)
             self.spin_until(time.monotonic() + 0.1, release)
 
     def run(self):
