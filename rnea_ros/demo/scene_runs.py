@@ -192,8 +192,10 @@ def estimate_from_topics(recorded, joint_names, start=0.0):
 
     Missing topics leave their keys out; ``source`` says 'node' when external torques came.
     Messages stamped at or before ``start`` (the simulator's first time) are left out: they
-    answer the states the paused simulator republishes while it holds the arm still (stamp 0,
-    no effort applied), which the observer rightly sees as an external torque (the hold).
+    answer the states the simulator republishes while it holds the arm still before the run
+    (stamp 0).  Those states carry no efforts (nothing is applied), so the node's observer is
+    suspended then and raises nothing; it used to read the frozen arm's gravity load as a push,
+    and a collision raised before the run latched the reaction of the scene.
     """
     estimate = {'source': None, 'events': [], 'clears': [], 'joints': list(joint_names)}
     torques = _stamped_after(recorded.get(NODE + '/external_torques') or [], start)
