@@ -216,6 +216,7 @@ def test_the_launch_says_which_parameter_file_the_node_gets(tmp_path, monkeypatc
     The fallback of a bare shipped name is otherwise invisible (a user's copy launched from
     another folder silently becomes the shipped defaults).
     """
+    _launch_modules()
     from launch.actions import LogInfo
     monkeypatch.chdir(tmp_path)
     shipped = os.path.join(lh.config_dir(), 'gravity_compensation.yaml')

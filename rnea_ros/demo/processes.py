@@ -6,6 +6,7 @@
   simulator's ``paused`` parameter, topics recorded during a phase, service calls;
 - :class:`Phase` and :func:`run_phase`: one experiment (simulator, rnea node, reference).
 """
+import importlib
 import json
 import os
 import signal
@@ -146,7 +147,6 @@ class DemoMonitor:
         ``timeout`` are left out (the node does not offer them).
         """
         from rclpy.qos import QoSProfile, ReliabilityPolicy
-        from rosidl_runtime_py.utilities import get_message
         deadline = time.monotonic() + timeout
         found = {}
         while time.monotonic() < deadline:
@@ -162,7 +162,7 @@ class DemoMonitor:
             def keep(msg, store=self.recorded[topic]):
                 store.append(flatten_message(msg))
             self._subscriptions.append(self.node.create_subscription(
-                get_message(type_name), topic, keep, qos))
+                interface_class(type_name), topic, keep, qos))
         return found
 
     def stop_recording(self, settle=1.0):
@@ -179,16 +179,14 @@ class DemoMonitor:
 
         Returns None when the service does not exist within 5 s or does not answer in time.
         """
-        from rosidl_runtime_py.set_message import set_message_fields
-        from rosidl_runtime_py.utilities import get_service
-        kind = get_service(type_name)
+        kind = interface_class(type_name)
         client = self.node.create_client(kind, service)
         try:
             if not client.wait_for_service(timeout_sec=5.0):
                 return None
             message = kind.Request()
             if request:
-                set_message_fields(message, request)
+                set_fields(message, request)
             future = client.call_async(message)
             deadline = time.monotonic() + timeout
             while not future.done() and time.monotonic() < deadline:
@@ -258,8 +256,8 @@ def flatten_message(msg):
     """Return the fields of a message that the scenes read, as plain Python values.
 
     ``stamp`` (s) from a header; ``name`` and ``effort`` of a JointState; ``wrench`` [f, m] of a
-    WrenchStamped; ``data`` of a std_msgs scalar; everything else by
-    ``rosidl_runtime_py.message_to_ordereddict`` under ``fields``.
+    WrenchStamped; ``data`` of a std_msgs scalar; everything else by :func:`message_fields`
+    under ``fields``.
     """
     out = {}
     header = getattr(msg, 'header', None)
@@ -275,9 +273,45 @@ def flatten_message(msg):
     elif hasattr(msg, 'data') and len(msg.get_fields_and_field_types()) == 1:
         out['data'] = msg.data
     else:
-        from rosidl_runtime_py import message_to_ordereddict
-        out['fields'] = message_to_ordereddict(msg)
+        out['fields'] = message_fields(msg)
     return out
+
+
+def interface_class(type_name):
+    """Return the message or service class of ``'pkg/msg/Name'`` or ``'pkg/srv/Name'``.
+
+    The generated Python module of the interface package is imported directly, so the demo
+    needs no ``rosidl_runtime_py`` (not on PyPI). Unknown names raise ValueError.
+    """
+    parts = type_name.split('/')
+    if len(parts) != 3 or parts[1] not in ('msg', 'srv', 'action') or not all(parts):
+        raise ValueError(f'{type_name!r} is not an interface name like pkg/msg/Name')
+    try:
+        return getattr(importlib.import_module(f'{parts[0]}.{parts[1]}'), parts[2])
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f'no interface {type_name!r} here: {error}') from None
+
+
+def set_fields(message, values):
+    """Set ``message``'s fields from a dict (nested dicts for nested messages); return it."""
+    for name, value in values.items():
+        if not hasattr(message, name):
+            raise ValueError(f'{type(message).__name__} has no field {name!r}')
+        if isinstance(value, dict):
+            set_fields(getattr(message, name), value)
+        else:
+            setattr(message, name, value)
+    return message
+
+
+def message_fields(msg):
+    """Return a message as a dict of plain values (nested messages as dicts, arrays as lists)."""
+    if not hasattr(msg, 'get_fields_and_field_types'):
+        if isinstance(msg, (list, tuple)) or type(msg).__name__ in ('array', 'ndarray'):
+            return [message_fields(item) for item in msg]
+        return msg
+    return {name: message_fields(getattr(msg, name))
+            for name in msg.get_fields_and_field_types()}
 
 
 class PhaseFailed(RuntimeError):

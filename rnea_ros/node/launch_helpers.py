@@ -6,6 +6,7 @@ actions.  The pure functions (argument parsing, parameter lists) are unit-tested
 ``launch``; only :func:`declare_arguments` and :func:`rnea_launch_setup` import it.
 """
 
+import importlib
 import os
 import re
 import sysconfig
@@ -246,9 +247,27 @@ def robot_state_publisher_kwargs(config):
     }
 
 
+LAUNCH_HINT = ('ros2 launch and the launch files need the ROS 2 launch packages (launch, '
+               'launch_ros): they come with a ROS 2 install (apt install '
+               'ros-$ROS_DISTRO-launch-ros), not from PyPI')
+
+
+def launch_module(name):
+    """Import a module of the ROS 2 launch packages; ImportError in one line if they are absent.
+
+    Only the launch files need them (``ros2 launch``); everything else in rnea_ros runs with
+    PyPI packages alone.
+    """
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        raise ModuleNotFoundError(f'no module {error.name!r}: {LAUNCH_HINT}',
+                                  name=error.name) from None
+
+
 def declare_arguments(rows):
     """Return DeclareLaunchArgument actions for (name, default, description) rows."""
-    from launch.actions import DeclareLaunchArgument
+    DeclareLaunchArgument = launch_module('launch.actions').DeclareLaunchArgument
     return [DeclareLaunchArgument(name, default_value=default, description=text)
             for name, default, text in rows]
 
@@ -320,8 +339,8 @@ def params_file_message(config):
 
 def rnea_actions(config):
     """Return the launch actions for a configuration: the parameter file's line, the nodes."""
-    from launch.actions import LogInfo
-    from launch_ros.actions import Node
+    LogInfo = launch_module('launch.actions').LogInfo
+    Node = launch_module('launch_ros.actions').Node
     actions = [LogInfo(msg=params_file_message(config)), Node(**rnea_node_kwargs(config))]
     rsp = robot_state_publisher_kwargs(config)
     if rsp is not None:

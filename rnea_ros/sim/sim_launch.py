@@ -9,8 +9,8 @@ import os
 
 import numpy as np
 
-from rnea_ros.node.launch_helpers import (config_dir, PACKAGE, parse_bool, parse_list,
-                                          shipped_urdf_file)
+from rnea_ros.node.launch_helpers import (config_dir, declare_arguments, launch_module, PACKAGE,
+                                          parse_bool, parse_list, shipped_urdf_file)
 from rnea_ros.sim.ros2_control_urdf import add_ros2_control, commanded_joints
 from rnea_ros.sim.urdf_tools import example_robot_data_dir, read_urdf, urdf_joints
 
@@ -303,8 +303,7 @@ def launch_configuration(context):
 
 def ros_node(package, executable, name, parameters, **kwargs):
     """Return a launch_ros Node action (imports launch_ros; for the launch files only)."""
-    from launch_ros.actions import Node
-    return Node(package=package, executable=executable, name=name, parameters=[parameters],
+    return launch_module('launch_ros.actions').Node(package=package, executable=executable, name=name, parameters=[parameters],
                 output='screen', **kwargs)
 
 
@@ -315,10 +314,13 @@ def mujoco_demo_launch_setup(context, *args, **kwargs):
 
 def gazebo_launch_setup(context, *args, **kwargs):
     """Return the actions of gazebo.launch.py: Gazebo, spawn, controllers and the rnea node."""
-    from launch.actions import IncludeLaunchDescription, RegisterEventHandler
-    from launch.event_handlers import OnProcessExit
-    from launch.launch_description_sources import PythonLaunchDescriptionSource
-    from launch_ros.substitutions import FindPackageShare
+    actions = launch_module('launch.actions')
+    IncludeLaunchDescription = actions.IncludeLaunchDescription
+    RegisterEventHandler = actions.RegisterEventHandler
+    OnProcessExit = launch_module('launch.event_handlers').OnProcessExit
+    PythonLaunchDescriptionSource = launch_module(
+        'launch.launch_description_sources').PythonLaunchDescriptionSource
+    FindPackageShare = launch_module('launch_ros.substitutions').FindPackageShare
     missing = missing_gazebo_packages(launch_configuration(context), ament_has_package)
     if missing:
         raise RuntimeError(missing_packages_message(missing))
@@ -348,6 +350,4 @@ def gazebo_launch_setup(context, *args, **kwargs):
 
 def declare(rows):
     """Return DeclareLaunchArgument actions for (name, default, description) rows."""
-    from launch.actions import DeclareLaunchArgument
-    return [DeclareLaunchArgument(name, default_value=default, description=text)
-            for name, default, text in rows]
+    return declare_arguments(rows)
