@@ -26,7 +26,7 @@ SHARED_ONLY = frozenset({
 # Not on PyPI and not in ../shared either: modules that need them say so in one line.
 ROS_INSTALL_ONLY = frozenset({'control_msgs'})
 
-HIDE_AND_IMPORT_ALL = r'''
+HIDE_AND_IMPORT_ALL = r"""
 import importlib, importlib.abc, json, pkgutil, sys
 HIDDEN = set(sys.argv[1].split(','))
 
@@ -46,7 +46,7 @@ for name in names:
     except ImportError as error:
         failures[name] = [getattr(error, 'name', None) or '', str(error)]
 print(json.dumps({'modules': names, 'failures': failures}))
-'''
+"""
 
 
 def wheel_top_levels(folder):

@@ -303,7 +303,8 @@ def launch_configuration(context):
 
 def ros_node(package, executable, name, parameters, **kwargs):
     """Return a launch_ros Node action (imports launch_ros; for the launch files only)."""
-    return launch_module('launch_ros.actions').Node(package=package, executable=executable, name=name, parameters=[parameters],
+    node = launch_module('launch_ros.actions').Node
+    return node(package=package, executable=executable, name=name, parameters=[parameters],
                 output='screen', **kwargs)
 
 
