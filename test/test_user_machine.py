@@ -83,8 +83,8 @@ def package_sources():
 def test_the_hidden_list_covers_every_module_of_the_shared_wheels():
     """SHARED_ONLY is what ../shared/ros2-cli installs, so the audit hides all of it."""
     if not os.path.isdir(SHARED_WHEELS):
-        pytest.skip(f'{os.path.normpath(SHARED_WHEELS)} absent (a user machine): nothing to '
-                    'compare the hidden list with')
+        pytest.skip(f'{os.path.normpath(SHARED_WHEELS)} (the launch wheels) absent, as on a '
+                    'user machine: nothing to compare the hidden list with')
     assert wheel_top_levels(SHARED_WHEELS) <= SHARED_ONLY
 
 
