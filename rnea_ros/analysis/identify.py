@@ -48,9 +48,9 @@ import time
 import numpy as np
 
 from rnea_ros.analysis import signals
-from rnea_ros.analysis.analyze import count_joint_states, iter_joint_states
 from rnea_ros.analysis.identification import Accumulator, predict
 from rnea_ros.analysis.output import identified_urdf, node_parameters, write_atomic
+from rnea_ros.analysis.recordings import count_joint_states, iter_joint_states
 from rnea_ros.core import friction as fr
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.regressor import inertial_parameters, joint_parameters

@@ -4,7 +4,7 @@
 [--reversal-thresholds T ...] [--reversal-band V] [--reversal-hold S] [--filter KF]
 [--effort-sampling instant|held] [--hysteresis H] [--min-duration S] [--out DIR] [--json]``
 reads ``sensor_msgs/JointState`` (positions, velocities, efforts) from a rosbag2 recording
-(:func:`rnea_ros.analysis.analyze.read_joint_states`), runs the node's observer
+(:func:`rnea_ros.analysis.recordings.read_joint_states`), runs the node's observer
 (:func:`rnea_ros.core.observer.observe_recording`: the same code the node runs per cycle) and
 prints per joint the largest and 99.9th percentile of |external torque|, the collisions the
 thresholds would have raised (time, joints) and a threshold suggestion: ``margin`` (default
@@ -46,7 +46,8 @@ import os
 
 import numpy as np
 
-from rnea_ros.analysis.analyze import model_order, read_joint_states, smoothed_derivative
+from rnea_ros.analysis.analyze import smoothed_derivative
+from rnea_ros.analysis.recordings import model_order, read_joint_states
 from rnea_ros.core import friction as fr
 from rnea_ros.core.observer import (DEFAULT_REVERSAL_BAND, DEFAULT_REVERSAL_HOLD,
                                     observe_recording, reversal_windows)
