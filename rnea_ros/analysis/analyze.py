@@ -29,12 +29,12 @@ recordings`, no ROS installation needed), and for every sample:
 5. writes one PNG per joint: measured, model and model + fit efforts over time.
 """
 
-import argparse
 import json
 import os
 
 import numpy as np
 
+from rnea_ros.analysis import arguments as arg
 from rnea_ros.analysis import signals
 from rnea_ros.analysis.identification import (FrictionModel, STICK_BAND, SYMMETRIC,
                                               usable_equations)
@@ -348,32 +348,34 @@ def plot(result, out_dir):
 
 def add_arguments(parser):
     """Add the ``analyze`` options to an argparse (sub)parser."""
-    parser.add_argument('bag', help='rosbag2 folder (mcap or sqlite3) or storage file')
-    parser.add_argument('--urdf', required=True, help='URDF file')
-    parser.add_argument('--topic', default='/joint_states', help='JointState topic')
-    parser.add_argument('--out', help='folder for PNG plots (default: no plots)')
-    parser.add_argument('--payload-link', help='link for the payload estimate (default: the '
-                        'deepest link moved by a revolute joint)')
-    parser.add_argument('--payload-com', nargs=3, type=float, default=(0.0, 0.0, 0.0),
-                        metavar=('X', 'Y', 'Z'), help='payload centre of mass in that link, m')
+    parser.add_argument('bag', type=arg.RECORDING,
+                        help='rosbag2 folder (mcap or sqlite3) or storage file')
+    parser.add_argument('--urdf', required=True, type=arg.URDF, help='URDF file')
+    parser.add_argument('--topic', default='/joint_states', type=arg.TOPIC,
+                        help='JointState topic')
+    parser.add_argument('--out', type=arg.OUTPUT_FOLDER,
+                        help='folder for PNG plots (default: no plots)')
+    parser.add_argument('--payload-link', type=arg.NAME, help='link for the payload estimate '
+                        '(default: the deepest link moved by a revolute joint)')
+    parser.add_argument('--payload-com', nargs=3, type=arg.FINITE, default=(0.0, 0.0, 0.0),
+                        metavar=('X', 'Y', 'Z'), help='payload centre of mass in that link, m '
+                        '(any sign; default 0 0 0, the link origin)')
     parser.add_argument('--fit-com', action='store_true',
                         help='fit the payload centre of mass too (else --payload-com is used)')
     parser.add_argument('--no-payload', action='store_true', help='fit friction only')
-    parser.add_argument('--cutoff', type=float, metavar='HZ',
+    parser.add_argument('--cutoff', type=arg.CUTOFF, metavar='HZ',
                         help='low-pass cutoff for velocities and accelerations (default: '
                              'estimated per joint from the recording, and printed)')
-    parser.add_argument('--window', type=int, metavar='N',
-                        help='instead of the low-pass: Savitzky-Golay derivative over N '
+    parser.add_argument('--window', type=arg.WINDOW, metavar='N',
+                        help='instead of the low-pass: Savitzky-Golay derivative over N >= 3 '
                              'samples (the earlier default was 11)')
-    parser.add_argument('--order', type=int, default=2,
+    parser.add_argument('--order', type=arg.POSITIVE_INT, default=2,
                         help='Savitzky-Golay polynomial order (default 2)')
     parser.add_argument('--json', action='store_true', help='print JSON')
 
 
 def run(args):
     """Run ``rnea-ros analyze``; return the exit code."""
-    if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise ValueError(f'--out {args.out!r} is a file; give a folder for the plots')
     urdf_xml = read_urdf(args.urdf)
     t, names, Q, QD, E = read_joint_states(args.bag, args.topic)
     result = analyze(urdf_xml, t, names, Q, QD, E, payload_link=args.payload_link,
@@ -392,10 +394,10 @@ def run(args):
 
 
 def main(argv=None):
-    """Run the analysis as ``python -m rnea_ros.analysis.analyze``."""
-    parser = argparse.ArgumentParser(prog='rnea-ros analyze', description=__doc__.split('\n')[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+    """Run the analysis as ``python -m rnea_ros.analysis.analyze`` (``rnea-ros analyze``)."""
+    import sys
+    from rnea_ros.analysis.cli import main as cli_main
+    return cli_main(['analyze'] + list(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == '__main__':

@@ -18,13 +18,14 @@ parameters, friction and rotor inertia; ``rnea-ros excite --urdf U --out traj.ya
 excitation trajectory to record (see :mod:`rnea_ros.analysis.identify`).
 """
 
-import argparse
 import json
+import os
 import sys
 
 import numpy as np
 
 from rnea_ros.analysis import analyze as analysis
+from rnea_ros.analysis import arguments as arg
 from rnea_ros.analysis import identify as identification
 from rnea_ros.analysis import observe as observation
 from rnea_ros.core.checks import coordinate_name
@@ -93,17 +94,19 @@ def torques(args):
 
 def build_parser():
     """Return the argument parser of ``rnea-ros``."""
-    parser = argparse.ArgumentParser(prog='rnea-ros', description=__doc__.split('\n')[0])
+    parser = arg.OneLineParser(prog='rnea-ros', description=__doc__.split('\n')[0])
     sub = parser.add_subparsers(dest='command', required=True)
     p = sub.add_parser('torques', help='joint efforts for a state (gravity compensation by '
                                        'default)')
-    p.add_argument('--urdf', required=True, help='URDF file')
-    p.add_argument('--q', nargs='*', help='positions (rad, m); default 0')
-    p.add_argument('--qd', nargs='*', help='velocities (rad/s, m/s); default 0')
-    p.add_argument('--qdd', nargs='*', help='accelerations (rad/s^2, m/s^2); default 0')
-    p.add_argument('--gravity', nargs=3, metavar=('GX', 'GY', 'GZ'),
-                   help='gravity in the root frame, m/s^2 (default {} {} {})'.format(
-                       *DEFAULT_GRAVITY))
+    p.add_argument('--urdf', required=True, type=arg.URDF, help='URDF file')
+    for option, what in (('--q', 'positions (rad, m)'), ('--qd', 'velocities (rad/s, m/s)'),
+                         ('--qdd', 'accelerations (rad/s^2, m/s^2)')):
+        p.add_argument(option, nargs='*', type=arg.STATE_VALUES,
+                       help=f'{what}, any sign: numbers in model order or JOINT=value; '
+                       'default 0')
+    p.add_argument('--gravity', nargs=3, metavar=('GX', 'GY', 'GZ'), type=arg.FINITE,
+                   help='gravity in the root frame, m/s^2, any sign (0 0 0: none; default {} {} '
+                   '{})'.format(*DEFAULT_GRAVITY))
     p.add_argument('--floating-base', action='store_true',
                    help='free-flyer base: q starts with x y z qx qy qz qw')
     p.add_argument('--json', action='store_true', help='print JSON')
@@ -130,12 +133,19 @@ def build_parser():
 def main(argv=None):
     """Run the command line; errors are printed as one line and exit with status 2.
 
-    Bad input (a malformed or hostile URDF or bag, overflowing numbers, an unusable path) is an
-    error message, never a traceback: ValueError, RecursionError (deeply nested XML),
-    OverflowError, MemoryError and OSError are caught here, at the boundary.
+    Values are checked while the command line is parsed (:mod:`rnea_ros.analysis.arguments`:
+    one line, exit 2, before anything is read or written).  Bad input found later (a malformed
+    or hostile URDF, bag or parameter file, overflowing numbers, an unusable path) is an error
+    message, never a traceback: ValueError, RecursionError (deeply nested XML), OverflowError,
+    MemoryError and OSError are caught here, at the boundary.  Any other exception is a bug
+    that bad input ran into: it is one line too, naming its type (``RNEA_ROS_TRACEBACK=1``
+    shows the traceback); a missing optional package is left to the console script's hint.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:       # --help (0) or a refused value (2, its line printed)
+        return exc.code
     try:
         return args.func(args)
     except RecursionError:
@@ -144,7 +154,14 @@ def main(argv=None):
         message = str(exc) or type(exc).__name__
     except OSError as exc:
         message = f'{exc.filename or ""}: {exc.strerror or exc}'.lstrip(': ')
-    print(f'rnea-ros: error: {message}', file=sys.stderr)
+    except (ImportError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: B902 - the boundary: bad input never gives a traceback
+        if os.environ.get('RNEA_ROS_TRACEBACK'):
+            raise
+        message = f'unexpected {type(exc).__name__}: {exc} (a bug: please report it with the ' \
+                  'command; RNEA_ROS_TRACEBACK=1 shows where)'
+    print(f'rnea-ros {args.command}: error: {" ".join(message.split())}', file=sys.stderr)
     return 2
 
 
