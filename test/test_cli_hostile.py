@@ -19,6 +19,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -184,7 +185,7 @@ def test_hostile_values_of_every_option_exit_2_with_one_line(files, tmp_path, ca
     os.mkdir(out)
     monkeypatch.chdir(out)
     before = listing(tmp_path) + listing(os.path.dirname(files['bag']))
-    failures, ran, documented = [], 0, []
+    failures, ran, documented, start = [], 0, [], time.perf_counter()
     for description, argv, action, value in cases(files, out):
         if value in ('0', '-1') and _accepts(action.type, value):
             documented.append(description)
@@ -213,8 +214,9 @@ def test_hostile_values_of_every_option_exit_2_with_one_line(files, tmp_path, ca
         if problems:
             failures.append(f"{description}: {', '.join(problems)}: argv {argv}: "
                             f'{stderr.strip()!r}')
-    print(f'{ran} hostile cases refused, {len(documented)} accepted as documented '
-          f'(zero or negative meaningful)')
+    seconds = time.perf_counter() - start
+    print(f'{ran} hostile cases refused in {seconds:.1f} s ({1e3 * seconds / max(ran, 1):.0f} ms '
+          f'each), {len(documented)} accepted as documented (zero or negative meaningful)')
     assert ran > 150 and not failures, '\n'.join(failures)
 
 
@@ -224,7 +226,7 @@ def test_analyze_window_0_exits_2(files, tmp_path, capsys):
                                      '--out', str(tmp_path / 'plots')], capsys)
     assert code == 2 and stdout == '' and not os.path.exists(tmp_path / 'plots')
     assert stderr == ('rnea-ros analyze: error: --window 0: give at least 3 samples; see '
-                      'rnea-ros analyze --help\n')
+                      'rnea-ros analyze -h\n')
 
 
 @pytest.mark.parametrize('error', [ValueError('bad value'), OSError(2, 'No such file', 'f'),

@@ -4,8 +4,9 @@ Every option of ``rnea-ros`` takes one of the types below as its argparse ``type
 of the wrong kind, a non-finite number, a number out of its range, a missing, unreadable or
 empty input file, or an output path whose folder does not exist is refused while the command
 line is parsed: nothing is read, computed or written.  :class:`OneLineParser` prints the refusal
-as one line (``rnea-ros identify: error: --prior 0.0: give a positive weight ...; see --help``)
-and exits with status 2, without the usage block argparse prints by default.
+as one line and exits with status 2, without the usage block argparse prints by default::
+
+    rnea-ros identify: error: --prior 0.0: give a positive weight (...); see rnea-ros identify -h
 
 Each type states what it refuses in its message, as ``VALUE: reason``; the parser puts the
 option in front.  Zero or a negative number is accepted only where it means something (then the
@@ -41,7 +42,7 @@ class Number:
         self.__name__ = 'integer' if kind is int else 'number'
 
     def range_text(self):
-        """Return the accepted range in words (``> 0``, ``in [0, 1)``, ``any``)."""
+        """Return the accepted range in words (``> 0``, ``in [0, 1)``, ``any finite value``)."""
         low = (f'[{self.minimum:g}' if self.minimum is not None else
                f'({self.above:g}' if self.above is not None else None)
         high = (f'{self.maximum:g}]' if self.maximum is not None else
@@ -57,7 +58,7 @@ class Number:
     def __call__(self, text):
         """Return the number ``text`` names, or raise :class:`ArgumentRefused`."""
         try:
-            value = self.kind(text.strip())
+            value = self.kind(str(text).strip())
         except (TypeError, ValueError, OverflowError):
             _refuse(repr(text), 'not a whole number' if self.kind is int else 'not a number')
         if not math.isfinite(value):
@@ -297,7 +298,7 @@ class _Refused(argparse.ArgumentError):
 class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line on stderr and exit status 2.
 
-    ``PROG: error: --option VALUE: reason; see PROG --help`` for a value a checked type refused,
+    ``PROG: error: --option VALUE: reason; see PROG -h`` for a value a checked type refused,
     ``PROG: error: --option: reason; ...`` for argparse's own errors (a missing value, an
     unknown option, an invalid choice).  Its subcommand parsers are of the same class.
     """
@@ -316,4 +317,4 @@ class OneLineParser(argparse.ArgumentParser):
         if match:
             message = f'{match.group(1).split("/")[0]}: {match.group(2)}'
         message = ' '.join(message.split())
-        self.exit(2, f'{self.prog}: error: {message}; see {self.prog} --help\n')
+        self.exit(2, f'{self.prog}: error: {message}; see {self.prog} -h\n')

@@ -62,9 +62,6 @@ def parse_values(tokens, model, velocity, what):
 def torques(args):
     """Print the efforts for the state given on the command line; return the exit code."""
     model = RobotModel.from_urdf_file(args.urdf, floating_base=args.floating_base)
-    massless = massless_joint_warning(model)        # the rule the node applies too
-    for warning in list(model.warnings) + ([massless] if massless else []):
-        print(f'rnea-ros: warning: {warning}', file=sys.stderr)
     q = parse_values(args.q, model, False, '--q')
     qd = parse_values(args.qd, model, True, '--qd')
     qdd = parse_values(args.qdd, model, True, '--qdd')
@@ -74,6 +71,10 @@ def torques(args):
     if not np.isfinite(tau).all():
         raise ValueError('the efforts overflow (not finite) for these inputs: are the '
                          'velocities, accelerations or gravity physical?')
+    massless = massless_joint_warning(model)        # the rule the node applies too
+    for warning in list(model.warnings) + ([massless] if massless else []):
+        # after the efforts: an error is then the only line on stderr
+        print(f'rnea-ros: warning: {warning}', file=sys.stderr)
     names = [coordinate_name(model, i, True) for i in range(model.nv)]
     if args.json:
         print(json.dumps({'robot': model.name, 'effort': dict(zip(names, tau.tolist()))},
