@@ -268,3 +268,12 @@ def test_the_rnea_ros_script_prints_one_line_and_no_traceback(files, tmp_path):
         assert len(stderr.strip().splitlines()) == 1 and 'Traceback' not in stderr, stderr
         assert stderr.startswith(f'rnea-ros {argv[0]}: error: '), stderr
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize('size', [20, (1 << 20) - 1])
+def test_an_input_file_that_is_not_utf8_is_refused_naming_the_byte(tmp_path, capsys, size):
+    """Read in blocks of 1 MiB: a sequence cut by a block boundary is found at its first byte."""
+    path = tmp_path / 'robot.urdf'
+    path.write_bytes(b' ' * size + b'\xe2\x82x<robot/>')
+    code, _, stderr = run_main(['torques', '--urdf', str(path)], capsys)
+    assert code == 2 and f'it is not UTF-8 text (byte {size})' in stderr

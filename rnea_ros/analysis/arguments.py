@@ -115,14 +115,18 @@ class InputFile:
         if os.path.getsize(text) == 0:
             _refuse(_shown(text), f'{cannot}: it is empty')
         if self.text:
-            decoder = codecs.getincrementaldecoder('utf-8')()
+            decoder, fed, start = codecs.getincrementaldecoder('utf-8')(), 0, 0
             try:
                 with open(text, 'rb') as stream:
                     for block in iter(lambda: stream.read(1 << 20), b''):
+                        start = fed - len(decoder.getstate()[0])   # its pending bytes first
+                        fed += len(block)
                         decoder.decode(block)
+                start = fed - len(decoder.getstate()[0])
                 decoder.decode(b'', final=True)
-            except UnicodeDecodeError:
-                _refuse(_shown(text), f'{cannot}: it is not UTF-8 text')
+            except UnicodeDecodeError as exc:
+                _refuse(_shown(text), f'{cannot}: it is not UTF-8 text (byte '
+                        f'{start + exc.start})')
             except OSError as exc:
                 _refuse(_shown(text), f'{cannot}: {exc.strerror or exc}')
         return text
@@ -229,16 +233,25 @@ class Topic:
 
 
 class JointValue:
-    """``JOINT=VALUE``: a joint name and a finite number."""
+    """``JOINT=VALUE`` pairs (commas allowed between them): joint names and finite numbers."""
 
     __name__ = 'JOINT=VALUE'
 
     def __call__(self, text):
         """Return ``text`` (the caller splits it), or raise :class:`ArgumentRefused`."""
-        name, sep, value = (text or '').partition('=')
-        if not sep or not _NAME.fullmatch(name):
-            _refuse(repr(text), 'give JOINT=VALUE')
-        FINITE(value)
+        pieces = (text or '').replace(',', ' ').split()
+        if not pieces:
+            _refuse(repr(text), 'give joint=value')
+        for piece in pieces:
+            name, sep, value = piece.partition('=')
+            if not sep or not name:
+                _refuse(repr(piece), 'give joint=value')
+            try:
+                number = float(value)
+            except ValueError:
+                _refuse(repr(piece), f'{value!r} is not a number')
+            if not math.isfinite(number):
+                _refuse(repr(piece), f'{value} is not a finite number')
         return text
 
 
