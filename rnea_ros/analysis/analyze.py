@@ -395,9 +395,10 @@ def run(args):
 
 def main(argv=None):
     """Run the analysis as ``python -m rnea_ros.analysis.analyze`` (``rnea-ros analyze``)."""
-    import sys
-    from rnea_ros.analysis.cli import main as cli_main
-    return cli_main(['analyze'] + list(sys.argv[1:] if argv is None else argv))
+    parser = arg.OneLineParser(prog='rnea-ros analyze', description=__doc__.split('\n')[0])
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+    return arg.run_command(parser, argv)
 
 
 if __name__ == '__main__':

@@ -18,6 +18,7 @@ import codecs
 import math
 import os
 import re
+import sys
 
 
 class ArgumentRefused(argparse.ArgumentTypeError):
@@ -331,3 +332,39 @@ class OneLineParser(argparse.ArgumentParser):
             message = f'{match.group(1).split("/")[0]}: {match.group(2)}'
         message = ' '.join(message.split())
         self.exit(2, f'{self.prog}: error: {message}; see {self.prog} -h\n')
+
+
+def run_command(parser, argv=None):
+    """Parse ``argv`` and run ``args.func(args)``; every error is one line and status 2.
+
+    Values are checked while the command line is parsed (the types above: one line, exit 2,
+    before anything is read or written).  Bad input found later (a malformed or hostile URDF,
+    bag or parameter file, overflowing numbers, an unusable path) is an error message, never a
+    traceback: ValueError, RecursionError (deeply nested XML), OverflowError, MemoryError and
+    OSError are caught here, at the boundary.  Any other exception is a bug that bad input ran
+    into: it is one line too, naming its type (``RNEA_ROS_TRACEBACK=1`` shows the traceback).
+    A missing optional package is left to the console script's install hint
+    (:mod:`rnea_ros.entry_points`).  Returns the exit status (0 after ``--help``).
+    """
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:       # --help (0) or a refused value (2, its line printed)
+        return exc.code
+    try:
+        return args.func(args)
+    except RecursionError:
+        message = 'the input is nested too deeply to read'
+    except (ValueError, OverflowError, MemoryError) as exc:
+        message = str(exc) or type(exc).__name__
+    except OSError as exc:
+        message = f'{exc.filename or ""}: {exc.strerror or exc}'.lstrip(': ')
+    except (ImportError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: B902 - the boundary: bad input never gives a traceback
+        if os.environ.get('RNEA_ROS_TRACEBACK'):
+            raise
+        message = (f'unexpected {type(exc).__name__}: {exc} (a bug: please report it with the '
+                   'command; RNEA_ROS_TRACEBACK=1 shows where)')
+    prog = ' '.join([parser.prog] + ([args.command] if getattr(args, 'command', None) else []))
+    print(f'{prog}: error: {" ".join(message.split())}', file=sys.stderr)
+    return 2

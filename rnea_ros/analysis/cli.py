@@ -19,7 +19,6 @@ excitation trajectory to record (see :mod:`rnea_ros.analysis.identify`).
 """
 
 import json
-import os
 import sys
 
 import numpy as np
@@ -134,36 +133,10 @@ def build_parser():
 def main(argv=None):
     """Run the command line; errors are printed as one line and exit with status 2.
 
-    Values are checked while the command line is parsed (:mod:`rnea_ros.analysis.arguments`:
-    one line, exit 2, before anything is read or written).  Bad input found later (a malformed
-    or hostile URDF, bag or parameter file, overflowing numbers, an unusable path) is an error
-    message, never a traceback: ValueError, RecursionError (deeply nested XML), OverflowError,
-    MemoryError and OSError are caught here, at the boundary.  Any other exception is a bug
-    that bad input ran into: it is one line too, naming its type (``RNEA_ROS_TRACEBACK=1``
-    shows the traceback); a missing optional package is left to the console script's hint.
+    Values are checked while the command line is parsed, and what a run raises on bad input
+    is caught at the boundary (:func:`rnea_ros.analysis.arguments.run_command`).
     """
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:       # --help (0) or a refused value (2, its line printed)
-        return exc.code
-    try:
-        return args.func(args)
-    except RecursionError:
-        message = 'the input is nested too deeply to read'
-    except (ValueError, OverflowError, MemoryError) as exc:
-        message = str(exc) or type(exc).__name__
-    except OSError as exc:
-        message = f'{exc.filename or ""}: {exc.strerror or exc}'.lstrip(': ')
-    except (ImportError, KeyboardInterrupt):
-        raise
-    except Exception as exc:  # noqa: B902 - the boundary: bad input never gives a traceback
-        if os.environ.get('RNEA_ROS_TRACEBACK'):
-            raise
-        message = f'unexpected {type(exc).__name__}: {exc} (a bug: please report it with the ' \
-                  'command; RNEA_ROS_TRACEBACK=1 shows where)'
-    print(f'rnea-ros {args.command}: error: {" ".join(message.split())}', file=sys.stderr)
-    return 2
+    return arg.run_command(build_parser(), argv)
 
 
 if __name__ == '__main__':
