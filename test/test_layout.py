@@ -150,3 +150,21 @@ def test_recordings_are_read_and_written_by_one_module():
     for command in ('analyze', 'observe', 'identify'):
         imports = _rnea_imports(os.path.join(ROOT, 'rnea_ros', 'analysis', f'{command}.py'))
         assert 'rnea_ros.analysis.recordings' in imports, command
+
+
+def test_payload_estimation_keeps_its_public_api_after_the_split():
+    """Every name payload_estimation exported still imports from it, after its split in three.
+
+    Issue 28: the estimator, the load's inertial parameters and the samples are modules of their
+    own; each name is the object its new module defines.
+    """
+    import importlib
+    from rnea_ros.core import payload_estimation, payload_inertia, payload_samples
+    import rnea_ros
+    for name in payload_estimation.__all__:
+        value = getattr(payload_estimation, name)
+        home = importlib.import_module(value.__module__)
+        assert home in (payload_estimation, payload_inertia, payload_samples), name
+        assert getattr(home, name) is value
+    assert rnea_ros.PayloadEstimator is payload_estimation.PayloadEstimator
+    assert rnea_ros.estimate_payload is payload_estimation.estimate_payload
