@@ -248,8 +248,8 @@ def test_every_error_of_a_run_is_one_line_and_exit_2(capsys, monkeypatch, error)
 def test_the_rnea_ros_script_prints_one_line_and_no_traceback(files, tmp_path):
     """The console script itself, in processes: what reaches a terminal.
 
-    Refused while parsing (analyze, excite) and while running: a non-finite joint value
-    (torques), a file that is no bag (identify).
+    Refused while parsing (analyze's --window 0) and while running: a non-finite joint value
+    (torques), a file that is no bag (identify).  Three processes: each imports the package.
     """
     script = os.path.join(os.path.dirname(sys.executable), 'rnea-ros')
     if not os.path.isfile(script):
@@ -258,7 +258,6 @@ def test_the_rnea_ros_script_prints_one_line_and_no_traceback(files, tmp_path):
         ['analyze', files['bag'], '--urdf', PANDA, '--window', '0'],
         ['torques', '--urdf', PANDA, '--q', f"{files['joint']}=nan"],
         ['identify', files['junk'], '--urdf', PANDA, '--out', 'identified.urdf'],
-        ['excite', '--urdf', PANDA, '--out', 'no/such/folder.yaml'],
     ]
     processes = [subprocess.Popen([script] + argv, cwd=tmp_path, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True) for argv in commands]
