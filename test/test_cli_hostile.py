@@ -180,7 +180,7 @@ def test_every_option_takes_a_checked_type():
 
 
 def test_hostile_values_of_every_option_exit_2_with_one_line(files, tmp_path, capsys,
-                                                             monkeypatch):
+                                                             monkeypatch, record_property):
     out = str(tmp_path / 'out')
     os.mkdir(out)
     monkeypatch.chdir(out)
@@ -217,6 +217,7 @@ def test_hostile_values_of_every_option_exit_2_with_one_line(files, tmp_path, ca
     seconds = time.perf_counter() - start
     print(f'{ran} hostile cases refused in {seconds:.1f} s ({1e3 * seconds / max(ran, 1):.0f} ms '
           f'each), {len(documented)} accepted as documented (zero or negative meaningful)')
+    record_property('hostile_cases', ran)
     assert ran > 150 and not failures, '\n'.join(failures)
 
 
