@@ -76,7 +76,8 @@ def hostile_values(action, files, out):
         return [('unknown choice', 'no-such-choice'), ('empty', '')]
     if isinstance(kind, arguments.Number):
         values = [('wrong kind', 'abc'), ('empty', ''), ('nan', 'nan'), ('inf', 'inf'),
-                  ('-inf', '-inf'), ('overflow', '1e999'), ('zero', '0'), ('negative', '-1')]
+                  ('-inf', '-inf'), ('-nan', '-nan'), ('overflow', '1e999'), ('zero', '0'),
+                  ('negative', '-1'), ('negative exponent', '-1e-3')]
         return values + ([('fraction', '1.5')] if kind.kind is int else [])
     by_type = {
         arguments.InputFile: [('missing file', files['missing']), ('empty file', files['empty']),
@@ -187,7 +188,7 @@ def test_hostile_values_of_every_option_exit_2_with_one_line(files, tmp_path, ca
     before = listing(tmp_path) + listing(os.path.dirname(files['bag']))
     failures, ran, documented, start = [], 0, [], time.perf_counter()
     for description, argv, action, value in cases(files, out):
-        if value in ('0', '-1') and _accepts(action.type, value):
+        if value in ('0', '-1', '-1e-3') and _accepts(action.type, value):
             documented.append(description)
             if not (DOCUMENTED_ZERO.search(action.help or '')
                     and (value == '0' or 'any sign' in (action.help or ''))):
@@ -208,6 +209,8 @@ def test_hostile_values_of_every_option_exit_2_with_one_line(files, tmp_path, ca
             problems.append('a traceback')
         if lines and not any(n.lower() in lines[0].lower() for n in names if n):
             problems.append('the line does not name the option')
+        if lines and value is not None and re.search(r'expected \S+ argument', lines[0]):
+            problems.append('the value was taken for an option (it never reached its type)')
         now = listing(tmp_path) + listing(os.path.dirname(files['bag']))
         if now != before:
             problems.append(f'wrote {sorted(set(now) - set(before))}')

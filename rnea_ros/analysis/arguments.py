@@ -301,6 +301,10 @@ def is_checked(value_type):
     return isinstance(value_type, CHECKED_TYPES)
 
 
+_NEGATIVE_NUMBER = re.compile(r'^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$',
+                              re.IGNORECASE)
+
+
 class _Refused(argparse.ArgumentError):
     """An ArgumentError that reads ``--option VALUE: reason``."""
 
@@ -316,6 +320,16 @@ class OneLineParser(argparse.ArgumentParser):
     ``PROG: error: --option: reason; ...`` for argparse's own errors (a missing value, an
     unknown option, an invalid choice).  Its subcommand parsers are of the same class.
     """
+
+    def __init__(self, *args, **kwargs):
+        """Make an ArgumentParser that also takes ``-1e-3``, ``-inf`` and ``-nan`` as values.
+
+        argparse reads only ``-1`` and ``-0.5`` as negative numbers and anything else that
+        starts with '-' as an option: ``--gravity 0 0 -9.81e0`` would be "expected 3 arguments"
+        and ``--cutoff -inf`` "expected one argument" instead of what is wrong with the value.
+        """
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
 
     def _get_value(self, action, arg_string):
         try:
