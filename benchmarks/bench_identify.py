@@ -35,8 +35,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'test'))
 from identification_data import (measured, realworld_recording, states_along,  # noqa: E402,I100
                                  truth_model, XARM7)
 import numpy as np  # noqa: E402
-from rnea_ros.analysis.analyze import JointStateWriter  # noqa: E402
 from rnea_ros.analysis.excitation import FourierTrajectory  # noqa: E402
+from rnea_ros.analysis.recordings import JointStateWriter  # noqa: E402
 from rnea_ros.core.model import RobotModel  # noqa: E402
 from robots import urdf_path  # noqa: E402
 

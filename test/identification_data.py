@@ -198,7 +198,7 @@ class Recording:
 
     def write(self, path, storage='mcap'):
         """Write the logged rows to a new rosbag2 ``path``; return the path."""
-        from rnea_ros.analysis.analyze import write_joint_states
+        from rnea_ros.analysis.recordings import write_joint_states
         write_joint_states(str(path), self.t, list(self.names), self.Q, self.QD, self.E,
                            storage=storage)
         return str(path)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from rnea_ros.analysis import analyze as analysis
 from rnea_ros.analysis import cli
+from rnea_ros.analysis import recordings
 from rnea_ros.core.payload import Payload
 from rnea_ros.sim import simulated_bag as excitation
 
@@ -44,8 +45,8 @@ def test_smoothed_derivative_is_exact_for_quadratics_on_uneven_stamps():
 def test_bag_round_trip_keeps_every_sample(tmp_path, recording, storage):
     (t, names, Q, QD, E), _ = recording
     bag = tmp_path / f'run_{storage}'
-    analysis.write_joint_states(bag, t[:50], names, Q[:50], QD[:50], E[:50], storage=storage)
-    t2, names2, Q2, QD2, E2 = analysis.read_joint_states(bag)
+    recordings.write_joint_states(bag, t[:50], names, Q[:50], QD[:50], E[:50], storage=storage)
+    t2, names2, Q2, QD2, E2 = recordings.read_joint_states(bag)
     assert names2 == names
     np.testing.assert_allclose(t2, t[:50], atol=1e-9)
     for a, b in ((Q2, Q), (QD2, QD), (E2, E)):
@@ -56,7 +57,7 @@ def test_bag_round_trip_keeps_every_sample(tmp_path, recording, storage):
 def test_analyze_recovers_hidden_payload_and_friction(tmp_path, recording, capsys, storage):
     (t, names, Q, QD, E), (payload, fv, fs) = recording
     bag = tmp_path / 'run'
-    analysis.write_joint_states(bag, t, names, Q, QD, E, storage=storage)
+    recordings.write_joint_states(bag, t, names, Q, QD, E, storage=storage)
     out = tmp_path / 'plots'
     code = cli.main(['analyze', str(bag), '--urdf', excitation.UR5, '--out', str(out),
                      '--payload-link', payload.link, '--payload-com', *map(str, payload.com),
@@ -79,7 +80,7 @@ def test_analyze_recovers_hidden_payload_and_friction(tmp_path, recording, capsy
 def test_text_report_names_every_joint_and_the_payload(tmp_path, recording, capsys):
     (t, names, Q, QD, E), (payload, _, _) = recording
     bag = tmp_path / 'run'
-    analysis.write_joint_states(bag, t[:400], names, Q[:400], QD[:400], E[:400])
+    recordings.write_joint_states(bag, t[:400], names, Q[:400], QD[:400], E[:400])
     assert cli.main(['analyze', str(bag), '--urdf', excitation.UR5]) == 0
     text = capsys.readouterr().out
     assert all(name in text for name in names)
@@ -100,8 +101,8 @@ def test_without_payload_the_model_matches_the_simulation(urdf):
 def test_bad_inputs_give_clear_errors(tmp_path, urdf, recording, capsys):
     (t, names, Q, QD, E), _ = recording
     bag = tmp_path / 'run'
-    analysis.write_joint_states(bag, t[:20], names[:-1], Q[:20, :-1], QD[:20, :-1],
-                                E[:20, :-1])
+    recordings.write_joint_states(bag, t[:20], names[:-1], Q[:20, :-1], QD[:20, :-1],
+                                  E[:20, :-1])
     assert cli.main(['analyze', str(bag), '--urdf', excitation.UR5]) == 2
     assert 'lack model joints' in capsys.readouterr().err
     assert cli.main(['analyze', str(bag), '--urdf', excitation.UR5, '--topic', '/x']) == 2
@@ -145,13 +146,13 @@ def test_hostile_bags_and_paths_exit_2_with_a_message(tmp_path, recording, capsy
     """Issue 15 case 12: corrupted chunk, --out naming a file, an Inf effort sample."""
     (t, names, Q, QD, E), _ = recording
     bag = tmp_path / 'damaged'
-    analysis.write_joint_states(bag, t[:200], names, Q[:200], QD[:200], E[:200])
+    recordings.write_joint_states(bag, t[:200], names, Q[:200], QD[:200], E[:200])
     _corrupt(bag)
     assert cli.main(['analyze', str(bag), '--urdf', excitation.UR5]) == 2
     err = capsys.readouterr().err
     assert 'cannot read bag' in err and 'Traceback' not in err
     good = tmp_path / 'good'
-    analysis.write_joint_states(good, t[:50], names, Q[:50], QD[:50], E[:50])
+    recordings.write_joint_states(good, t[:50], names, Q[:50], QD[:50], E[:50])
     afile = tmp_path / 'a_file'
     afile.write_text('x')
     assert cli.main(['analyze', str(good), '--urdf', excitation.UR5, '--out', str(afile)]) == 2
@@ -159,7 +160,7 @@ def test_hostile_bags_and_paths_exit_2_with_a_message(tmp_path, recording, capsy
     E_inf = E[:50].copy()
     E_inf[20, 2] = np.inf
     inf_bag = tmp_path / 'inf'
-    analysis.write_joint_states(inf_bag, t[:50], names, Q[:50], QD[:50], E_inf)
+    recordings.write_joint_states(inf_bag, t[:50], names, Q[:50], QD[:50], E_inf)
     assert cli.main(['analyze', str(inf_bag), '--urdf', excitation.UR5, '--json']) == 2
     captured = capsys.readouterr()
     assert 'effort of sample 20' in captured.err and 'NaN' not in captured.out

@@ -11,8 +11,8 @@ import random
 import numpy as np
 import pytest
 
-from rnea_ros.analysis.analyze import read_joint_states
 from rnea_ros.analysis.excitation import FourierTrajectory
+from rnea_ros.analysis.recordings import read_joint_states
 from rnea_ros.demo import analysis
 from rnea_ros.demo import report as demo_report
 from rnea_ros.demo import scene_runs, scenes

@@ -6,9 +6,9 @@ import os
 from identification_data import measured, states_along, truth_model
 import numpy as np
 import pytest
-from rnea_ros.analysis.analyze import write_joint_states
 from rnea_ros.analysis.cli import main
 from rnea_ros.analysis.excitation import FourierTrajectory
+from rnea_ros.analysis.recordings import write_joint_states
 from rnea_ros.core.dynamics import inverse_dynamics
 from rnea_ros.core.model import RobotModel
 from robots import PinocchioOracle, random_state, urdf_path

@@ -104,3 +104,67 @@ def test_the_demo_runs_as_a_module_and_under_its_former_name():
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert 'python -m rnea_ros.demo' in done.stdout and '--excitation' in done.stdout
+
+
+# Issue 28 item 5: modules still allowed over the limit while another branch rewrites them by
+# stage (identification.py, 1167 lines, and identify.py); empty this list when it is merged.
+LONG_MODULES_KNOWN = {'rnea_ros/analysis/identification.py', 'rnea_ros/analysis/identify.py'}
+MAX_LINES = 600
+
+
+def _package_modules():
+    """Return the repository-relative paths of every Python module under rnea_ros/."""
+    package = os.path.join(ROOT, 'rnea_ros')
+    return sorted(os.path.relpath(os.path.join(folder, name), ROOT).replace(os.sep, '/')
+                  for folder, _, files in os.walk(package) for name in files
+                  if name.endswith('.py'))
+
+
+def test_every_module_is_at_most_600_lines():
+    """A pipeline reads as its stages, a module each: no module under rnea_ros/ is longer."""
+    modules = _package_modules()
+    lengths = {}
+    for path in modules:
+        with open(os.path.join(ROOT, path), encoding='utf-8') as stream:
+            lengths[path] = sum(1 for _ in stream)
+    too_long = {p: n for p, n in lengths.items() if n > MAX_LINES and p not in LONG_MODULES_KNOWN}
+    assert len(modules) > 50 and not too_long, too_long
+
+
+def test_recordings_are_read_and_written_by_one_module():
+    """analyze, observe and identify read bags through recordings.py, which alone imports rosbags.
+
+    Issue 28 item 5: one module reads and writes recordings; no other copy of a reader.
+    """
+    import ast
+    readers = []
+    for path in _package_modules():
+        with open(os.path.join(ROOT, path), encoding='utf-8') as stream:
+            tree = ast.parse(stream.read(), path)
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ''] if isinstance(node, ast.ImportFrom) else [])
+            if any(n == 'rosbags' or n.startswith('rosbags.') for n in names):
+                readers.append(path)
+    assert set(readers) == {'rnea_ros/analysis/recordings.py'}, readers
+    for command in ('analyze', 'observe', 'identify'):
+        imports = _rnea_imports(os.path.join(ROOT, 'rnea_ros', 'analysis', f'{command}.py'))
+        assert 'rnea_ros.analysis.recordings' in imports, command
+
+
+def test_payload_estimation_keeps_its_public_api_after_the_split():
+    """Every name payload_estimation exported still imports from it, after its split in three.
+
+    Issue 28: the estimator, the load's inertial parameters and the samples are modules of their
+    own; each name is the object its new module defines.
+    """
+    import importlib
+    from rnea_ros.core import payload_estimation, payload_inertia, payload_samples
+    import rnea_ros
+    for name in payload_estimation.__all__:
+        value = getattr(payload_estimation, name)
+        home = importlib.import_module(value.__module__)
+        assert home in (payload_estimation, payload_inertia, payload_samples), name
+        assert getattr(home, name) is value
+    assert rnea_ros.PayloadEstimator is payload_estimation.PayloadEstimator
+    assert rnea_ros.estimate_payload is payload_estimation.estimate_payload

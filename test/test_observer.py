@@ -410,7 +410,7 @@ def test_rnea_ros_observe_on_a_bag_reports_the_push_and_suggests_thresholds(
         setup, tmp_path, capsys):
     """A recorded push on a bag: `rnea-ros observe` names the collision; params file honoured."""
     import json
-    from rnea_ros.analysis.analyze import write_joint_states
+    from rnea_ros.analysis.recordings import write_joint_states
     from rnea_ros.analysis.cli import main
     from observer_sim import PANDA
     model = setup[0]
@@ -445,7 +445,7 @@ def test_rnea_ros_observe_suggests_gated_thresholds_and_honours_them_from_params
     thresholds of the parameter file far above it is still raised: the pushed joints move.
     """
     import json
-    from rnea_ros.analysis.analyze import write_joint_states
+    from rnea_ros.analysis.recordings import write_joint_states
     from rnea_ros.analysis.cli import main
     from rnea_ros.core.observer import reversal_windows
     from observer_sim import PANDA
@@ -541,7 +541,7 @@ def test_rnea_ros_observe_builds_the_node_model_from_identify_params(tmp_path, c
     from types import SimpleNamespace
     import yaml
     from rnea_ros import inverse_dynamics_batch, RobotModel
-    from rnea_ros.analysis.analyze import write_joint_states
+    from rnea_ros.analysis.recordings import write_joint_states
     from rnea_ros.analysis.cli import main
     from rnea_ros.analysis.observe import observe, read_params
     from rnea_ros.analysis.output import node_parameters

@@ -41,7 +41,7 @@ def run_without(module, function, argv, cwd):
 def bag(tmp_path_factory):
     """Return a short rosbag2 recording of arm6 moving, with efforts (written with rosbags)."""
     from rnea_ros import inverse_dynamics, RobotModel
-    from rnea_ros.analysis.analyze import write_joint_states
+    from rnea_ros.analysis.recordings import write_joint_states
     model = RobotModel.from_urdf_file(ARM6)
     t = np.arange(400) * 0.005
     w = 1.0 + 0.3 * np.arange(model.nv)

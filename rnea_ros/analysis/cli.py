@@ -18,13 +18,13 @@ parameters, friction and rotor inertia; ``rnea-ros excite --urdf U --out traj.ya
 excitation trajectory to record (see :mod:`rnea_ros.analysis.identify`).
 """
 
-import argparse
 import json
 import sys
 
 import numpy as np
 
 from rnea_ros.analysis import analyze as analysis
+from rnea_ros.analysis import arguments as arg
 from rnea_ros.analysis import identify as identification
 from rnea_ros.analysis import observe as observation
 from rnea_ros.core.checks import coordinate_name
@@ -61,9 +61,6 @@ def parse_values(tokens, model, velocity, what):
 def torques(args):
     """Print the efforts for the state given on the command line; return the exit code."""
     model = RobotModel.from_urdf_file(args.urdf, floating_base=args.floating_base)
-    massless = massless_joint_warning(model)        # the rule the node applies too
-    for warning in list(model.warnings) + ([massless] if massless else []):
-        print(f'rnea-ros: warning: {warning}', file=sys.stderr)
     q = parse_values(args.q, model, False, '--q')
     qd = parse_values(args.qd, model, True, '--qd')
     qdd = parse_values(args.qdd, model, True, '--qdd')
@@ -73,6 +70,10 @@ def torques(args):
     if not np.isfinite(tau).all():
         raise ValueError('the efforts overflow (not finite) for these inputs: are the '
                          'velocities, accelerations or gravity physical?')
+    massless = massless_joint_warning(model)        # the rule the node applies too
+    for warning in list(model.warnings) + ([massless] if massless else []):
+        # after the efforts: an error is then the only line on stderr
+        print(f'rnea-ros: warning: {warning}', file=sys.stderr)
     names = [coordinate_name(model, i, True) for i in range(model.nv)]
     if args.json:
         print(json.dumps({'robot': model.name, 'effort': dict(zip(names, tau.tolist()))},
@@ -93,17 +94,19 @@ def torques(args):
 
 def build_parser():
     """Return the argument parser of ``rnea-ros``."""
-    parser = argparse.ArgumentParser(prog='rnea-ros', description=__doc__.split('\n')[0])
+    parser = arg.OneLineParser(prog='rnea-ros', description=__doc__.split('\n')[0])
     sub = parser.add_subparsers(dest='command', required=True)
     p = sub.add_parser('torques', help='joint efforts for a state (gravity compensation by '
                                        'default)')
-    p.add_argument('--urdf', required=True, help='URDF file')
-    p.add_argument('--q', nargs='*', help='positions (rad, m); default 0')
-    p.add_argument('--qd', nargs='*', help='velocities (rad/s, m/s); default 0')
-    p.add_argument('--qdd', nargs='*', help='accelerations (rad/s^2, m/s^2); default 0')
-    p.add_argument('--gravity', nargs=3, metavar=('GX', 'GY', 'GZ'),
-                   help='gravity in the root frame, m/s^2 (default {} {} {})'.format(
-                       *DEFAULT_GRAVITY))
+    p.add_argument('--urdf', required=True, type=arg.URDF, help='URDF file')
+    for option, what in (('--q', 'positions (rad, m)'), ('--qd', 'velocities (rad/s, m/s)'),
+                         ('--qdd', 'accelerations (rad/s^2, m/s^2)')):
+        p.add_argument(option, nargs='*', type=arg.STATE_VALUES,
+                       help=f'{what}, any sign: numbers in model order or JOINT=value; '
+                       'default 0')
+    p.add_argument('--gravity', nargs=3, metavar=('GX', 'GY', 'GZ'), type=arg.FINITE,
+                   help='gravity in the root frame, m/s^2, any sign (0 0 0: none; default {} {} '
+                   '{})'.format(*DEFAULT_GRAVITY))
     p.add_argument('--floating-base', action='store_true',
                    help='free-flyer base: q starts with x y z qx qy qz qw')
     p.add_argument('--json', action='store_true', help='print JSON')
@@ -130,22 +133,10 @@ def build_parser():
 def main(argv=None):
     """Run the command line; errors are printed as one line and exit with status 2.
 
-    Bad input (a malformed or hostile URDF or bag, overflowing numbers, an unusable path) is an
-    error message, never a traceback: ValueError, RecursionError (deeply nested XML),
-    OverflowError, MemoryError and OSError are caught here, at the boundary.
+    Values are checked while the command line is parsed, and what a run raises on bad input
+    is caught at the boundary (:func:`rnea_ros.analysis.arguments.run_command`).
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except RecursionError:
-        message = 'the input is nested too deeply to read'
-    except (ValueError, OverflowError, MemoryError) as exc:
-        message = str(exc) or type(exc).__name__
-    except OSError as exc:
-        message = f'{exc.filename or ""}: {exc.strerror or exc}'.lstrip(': ')
-    print(f'rnea-ros: error: {message}', file=sys.stderr)
-    return 2
+    return arg.run_command(build_parser(), argv)
 
 
 if __name__ == '__main__':

@@ -47,10 +47,11 @@ import time
 
 import numpy as np
 
+from rnea_ros.analysis import arguments as arg
 from rnea_ros.analysis import signals
-from rnea_ros.analysis.analyze import count_joint_states, iter_joint_states
 from rnea_ros.analysis.identification import Accumulator, predict
 from rnea_ros.analysis.output import identified_urdf, node_parameters, write_atomic
+from rnea_ros.analysis.recordings import count_joint_states, iter_joint_states
 from rnea_ros.core import friction as fr
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.regressor import inertial_parameters, joint_parameters
@@ -510,30 +511,38 @@ def _run_identify(args):
 
 def add_identify_arguments(parser):
     """Add the ``identify`` options to an argparse (sub)parser."""
-    parser.add_argument('bags', nargs='+', metavar='BAG', help='rosbag2 recordings (training)')
-    parser.add_argument('--urdf', required=True, help='nominal URDF')
-    parser.add_argument('--out', required=True, help='identified URDF to write')
-    parser.add_argument('--params-out', help='node parameter YAML (friction, armature)')
-    parser.add_argument('--topic', default='/joint_states', help='JointState topic')
-    parser.add_argument('--validate', metavar='BAG', help='recording for validation')
-    parser.add_argument('--report', metavar='DIR', help='folder for plots and identify.json')
-    parser.add_argument('--band', type=float, default=0.05,
-                        help='|qd| below which a joint equation is left out (stick-slip), rad/s')
+    parser.add_argument('bags', nargs='+', metavar='BAG', type=arg.RECORDING,
+                        help='rosbag2 recordings (training)')
+    parser.add_argument('--urdf', required=True, type=arg.URDF, help='nominal URDF')
+    parser.add_argument('--out', required=True, type=arg.OUTPUT_FILE,
+                        help='identified URDF to write')
+    parser.add_argument('--params-out', type=arg.OUTPUT_FILE,
+                        help='node parameter YAML (friction, armature)')
+    parser.add_argument('--topic', default='/joint_states', type=arg.TOPIC,
+                        help='JointState topic')
+    parser.add_argument('--validate', metavar='BAG', type=arg.RECORDING,
+                        help='recording for validation')
+    parser.add_argument('--report', metavar='DIR', type=arg.OUTPUT_FOLDER,
+                        help='folder for plots and identify.json')
+    parser.add_argument('--band', type=arg.NON_NEGATIVE, default=0.05,
+                        help='|qd| below which a joint equation is left out (stick-slip), rad/s '
+                        '(0: keep every equation)')
     parser.add_argument('--friction', default='auto',
                         choices=('auto', 'coulomb', 'asymmetric', 'tanh'),
                         help='friction model: auto (chosen by held-out prediction error, the '
                         'default), coulomb, asymmetric or tanh (README: Identify the real '
                         'robot)')
-    parser.add_argument('--prior', type=float, default=1.0,
+    parser.add_argument('--prior', type=arg.PRIOR, default=1.0,
                         help='weight of the pull toward the nominal parameters (default 1)')
-    parser.add_argument('--cutoff', type=float, metavar='HZ',
+    parser.add_argument('--cutoff', type=arg.CUTOFF, metavar='HZ',
                         help='low-pass cutoff for velocities and accelerations (default: '
                              'estimated per joint from the recording, and printed)')
-    parser.add_argument('--window', type=int, metavar='N',
-                        help='instead of the low-pass: Savitzky-Golay derivative over N '
+    parser.add_argument('--window', type=arg.WINDOW, metavar='N',
+                        help='instead of the low-pass: Savitzky-Golay derivative over N >= 3 '
                              'samples (the earlier default was 21)')
-    parser.add_argument('--fixed', nargs='*', metavar='JOINT=VALUE',
-                        help='position of model joints the recording lacks (default 0)')
+    parser.add_argument('--fixed', nargs='*', metavar='JOINT=VALUE', type=arg.JOINT_VALUE,
+                        help='position of model joints the recording lacks (any sign; default '
+                        '0)')
     parser.add_argument('--json', action='store_true', help='print JSON')
 
 
@@ -556,15 +565,20 @@ def run_excite(args):
 
 def add_excite_arguments(parser):
     """Add the ``excite`` options to an argparse (sub)parser."""
-    parser.add_argument('--urdf', required=True, help='URDF of the robot')
-    parser.add_argument('--duration', type=float, default=30.0, help='seconds (default 30)')
-    parser.add_argument('--out', required=True, help='trajectory YAML to write')
-    parser.add_argument('--joints', nargs='*', help='joints to excite (default: all moving)')
-    parser.add_argument('--seed', type=int, default=0, help='random seed (default 0)')
-    parser.add_argument('--harmonics', type=int, default=5, help='harmonics (default 5)')
-    parser.add_argument('--base-frequency', type=float,
+    parser.add_argument('--urdf', required=True, type=arg.URDF, help='URDF of the robot')
+    parser.add_argument('--duration', type=arg.POSITIVE, default=30.0,
+                        help='seconds (default 30)')
+    parser.add_argument('--out', required=True, type=arg.OUTPUT_FILE,
+                        help='trajectory YAML to write')
+    parser.add_argument('--joints', nargs='*', type=arg.NAME,
+                        help='joints to excite (default: all moving)')
+    parser.add_argument('--seed', type=arg.NON_NEGATIVE_INT, default=0,
+                        help='random seed, >= 0 (default 0)')
+    parser.add_argument('--harmonics', type=arg.HARMONICS, default=5,
+                        help='harmonics, >= 2 (default 5)')
+    parser.add_argument('--base-frequency', type=arg.POSITIVE,
                         help='Hz (default: periods of about 10 s fitting the duration)')
-    parser.add_argument('--restarts', type=int, default=16,
+    parser.add_argument('--restarts', type=arg.POSITIVE_INT, default=16,
                         help='random coefficient sets tried first (default 16)')
-    parser.add_argument('--iterations', type=int, default=10,
-                        help='L-BFGS-B iterations refining the best (default 10)')
+    parser.add_argument('--iterations', type=arg.NON_NEGATIVE_INT, default=10,
+                        help='L-BFGS-B iterations refining the best (0: none; default 10)')

@@ -4,7 +4,7 @@
 [--reversal-thresholds T ...] [--reversal-band V] [--reversal-hold S] [--filter KF]
 [--effort-sampling instant|held] [--hysteresis H] [--min-duration S] [--out DIR] [--json]``
 reads ``sensor_msgs/JointState`` (positions, velocities, efforts) from a rosbag2 recording
-(:func:`rnea_ros.analysis.analyze.read_joint_states`), runs the node's observer
+(:func:`rnea_ros.analysis.recordings.read_joint_states`), runs the node's observer
 (:func:`rnea_ros.core.observer.observe_recording`: the same code the node runs per cycle) and
 prints per joint the largest and 99.9th percentile of |external torque|, the collisions the
 thresholds would have raised (time, joints) and a threshold suggestion: ``margin`` (default
@@ -46,7 +46,9 @@ import os
 
 import numpy as np
 
-from rnea_ros.analysis.analyze import model_order, read_joint_states, smoothed_derivative
+from rnea_ros.analysis import arguments as arg
+from rnea_ros.analysis.analyze import smoothed_derivative
+from rnea_ros.analysis.recordings import model_order, read_joint_states
 from rnea_ros.core import friction as fr
 from rnea_ros.core.observer import (DEFAULT_REVERSAL_BAND, DEFAULT_REVERSAL_HOLD,
                                     observe_recording, reversal_windows)
@@ -70,6 +72,8 @@ def read_params(path, node=NODE):
             data = yaml.safe_load(f)
     except yaml.YAMLError as exc:
         raise ValueError(f'{path}: not YAML: {exc}') from None
+    except UnicodeDecodeError:
+        raise ValueError(f'{path}: not UTF-8 text') from None
     sections = [(str(key), value['ros__parameters']) for key, value in
                 (data.items() if isinstance(data, dict) else ())
                 if isinstance(value, dict) and isinstance(value.get('ros__parameters'), dict)]
@@ -288,45 +292,49 @@ def plot(result, out_dir):
 
 def add_arguments(parser):
     """Add the ``observe`` options to an argparse (sub)parser."""
-    parser.add_argument('bag', help='rosbag2 folder (mcap or sqlite3) or storage file')
-    parser.add_argument('--urdf', required=True, help='URDF file')
-    parser.add_argument('--topic', default='/joint_states', help='JointState topic')
-    parser.add_argument('--params', help="the node's parameter YAML (friction, armature, "
-                        'observer settings)')
-    parser.add_argument('--gains', nargs='+', type=float, help='K in 1/s: 1 value or 1 per '
-                        f"joint (default: --params, else {SPECS['observer_gains'].default[0]:g})")
-    parser.add_argument('--thresholds', nargs='+', type=float,
-                        help='collision thresholds in N m or N: 1 value or 1 per joint')
-    parser.add_argument('--reversal-thresholds', nargs='+', type=float,
+    parser.add_argument('bag', type=arg.RECORDING,
+                        help='rosbag2 folder (mcap or sqlite3) or storage file')
+    parser.add_argument('--urdf', required=True, type=arg.URDF, help='URDF file')
+    parser.add_argument('--topic', default='/joint_states', type=arg.TOPIC,
+                        help='JointState topic')
+    parser.add_argument('--params', type=arg.YAML_FILE, help="the node's parameter YAML "
+                        '(friction, armature, observer settings)')
+    parser.add_argument('--gains', nargs='+', type=arg.GAIN, help='K in 1/s, in (0, 1e6]: 1 '
+                        'value or 1 per joint (default: --params, else '
+                        f"{SPECS['observer_gains'].default[0]:g})")
+    parser.add_argument('--thresholds', nargs='+', type=arg.POSITIVE,
+                        help='collision thresholds in N m or N, > 0: 1 value or 1 per joint')
+    parser.add_argument('--reversal-thresholds', nargs='+', type=arg.POSITIVE,
                         help='thresholds inside velocity-reversal windows (>= --thresholds): '
                         '1 value or 1 per joint (default: --params, else not gated)')
-    parser.add_argument('--reversal-band', type=float,
-                        help='rad/s or m/s: a joint slower than this is reversing (default: '
-                        f'--params, else {DEFAULT_REVERSAL_BAND:g})')
-    parser.add_argument('--reversal-hold', type=float,
-                        help='s a joint stays in its reversal window after (default: '
+    parser.add_argument('--reversal-band', type=arg.BAND,
+                        help='rad/s or m/s: a joint slower than this is reversing (0: never; '
+                        f'default: --params, else {DEFAULT_REVERSAL_BAND:g})')
+    parser.add_argument('--reversal-hold', type=arg.DURATION,
+                        help='s a joint stays in its reversal window after (0: none; default: '
                         f'--params, else {DEFAULT_REVERSAL_HOLD:g})')
-    parser.add_argument('--filter', type=float, dest='output_filter',
+    parser.add_argument('--filter', type=arg.FILTER, dest='output_filter',
                         help='1/s: low-pass on the external torques for noisy velocities '
                         '(default: --params, else 0 = none)')
-    parser.add_argument('--floor', type=float, default=FLOOR,
-                        help=f'lowest suggested moving threshold (default {FLOOR:g})')
+    parser.add_argument('--floor', type=arg.NON_NEGATIVE, default=FLOOR,
+                        help=f'lowest suggested moving threshold (0: no floor; default {FLOOR:g})')
     parser.add_argument('--effort-sampling', choices=('instant', 'held'),
                         help='instant: efforts read at the stamp (sensor, current); held: '
                         'applied over the step ending at the stamp (simulator); default '
                         'instant')
-    parser.add_argument('--hysteresis', type=float, help='fraction (default 0.2)')
-    parser.add_argument('--min-duration', type=float, help='s (default 0.005)')
-    parser.add_argument('--margin', type=float, default=1.5,
+    parser.add_argument('--hysteresis', type=arg.FRACTION,
+                        help='fraction in [0, 1) (0: none; default 0.2)')
+    parser.add_argument('--min-duration', type=arg.DURATION,
+                        help='s (0: the first sample over a threshold; default 0.005)')
+    parser.add_argument('--margin', type=arg.POSITIVE, default=1.5,
                         help='suggested threshold = margin x max |r| (default 1.5)')
-    parser.add_argument('--out', help='folder for the plot (default: no plot)')
+    parser.add_argument('--out', type=arg.OUTPUT_FOLDER,
+                        help='folder for the plot (default: no plot)')
     parser.add_argument('--json', action='store_true', help='print JSON')
 
 
 def run(args):
     """Run ``rnea-ros observe``; return the exit code."""
-    if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise ValueError(f'--out {args.out!r} is a file; give a folder for the plot')
     params = read_params(args.params) if args.params else {}
     urdf_xml = read_urdf(args.urdf)
     t, names, Q, QD, E = read_joint_states(args.bag, args.topic)

@@ -22,6 +22,11 @@ names the flange.  The load's parameters from joint efforts are those of Atkeson
 Hollerbach, *Estimation of inertial parameters of manipulator loads and links* (IJRR 1986),
 here from the joint-torque regressor instead of a wrist force sensor.
 
+This module is the estimator (recursive least squares, the decision, :func:`estimate_payload`);
+the load's parameters and their transformation live in :mod:`rnea_ros.core.payload_inertia`,
+the samples from a joint-state stream (:class:`AccelerationWindow`, :class:`StillPose`) in
+:mod:`rnea_ros.core.payload_samples`.  All of them are importable from here, as before.
+
 **Model.**  The payload's ten parameters ``phi_P = [m, h, I_O]`` (Khalil's standard parameters
 of :mod:`rnea_ros.core.regressor`: mass, first moment h = m c, rotational inertia about the
 origin) are expressed in the frame of link L, which may be a link merged into its body over
@@ -83,6 +88,10 @@ import numpy as np
 from rnea_ros.core.dynamics import joint_friction
 from rnea_ros.core.layout import PARENT
 from rnea_ros.core.payload import Payload
+from rnea_ros.core.payload_inertia import (inertia_consistency, inertia_entries,
+                                           payload_parameters, physical_values,
+                                           propagate_covariance, six_moments, transform_matrix)
+from rnea_ros.core.payload_samples import AccelerationWindow, StillPose
 from rnea_ros.core.regressor import inertial_parameters, NPARAM, regressor
 from rnea_ros.core.spatial import skew
 
@@ -91,62 +100,6 @@ _NULL_RTOL = 1e-10      # eigenvalue of scaled Phi / largest below this: not exc
 _NULL_SHARE = 1e-3      # share of a parameter in the unexcited directions that marks it so
 _MASS_FLOOR = 0.005     # kg added to the relative mass tolerance
 _INERTIA_FLOOR = 1e-4   # kg m^2: the inertia tolerance is relative to at least this
-_MAX_WINDOW = 1024      # samples an AccelerationWindow keeps (bounded memory)
-_SEPARATION = 10.0      # StillPose: a new pose is this many tolerances from the previous one
-
-
-def _inertia_entries(matrix):
-    """Return [xx, xy, xz, yy, yz, zz] of a symmetric 3x3 (the regressor's order)."""
-    return matrix[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]
-
-
-def _inertia_matrix(entries):
-    xx, xy, xz, yy, yz, zz = entries
-    return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-
-
-def transform_parameters(phi, R, p):
-    """Return the ten parameters of frame L expressed in frame B (B_R_L = R, L's origin p in B)."""
-    m, h = phi[0], R @ np.asarray(phi[1:4])
-    inertia = (R @ _inertia_matrix(phi[4:10]) @ R.T - m * skew(p) @ skew(p)
-               - skew(p) @ skew(h) - skew(h) @ skew(p))
-    return np.concatenate([[m], h + m * np.asarray(p), _inertia_entries(inertia)])
-
-
-def transform_matrix(R, p):
-    """Return A (10 x 10) with phi_B = A phi_L (see the module doc; linear in phi)."""
-    return np.column_stack([transform_parameters(e, R, p) for e in np.eye(NPARAM)])
-
-
-def payload_parameters(payload):
-    """Return the ten parameters [m, h, I_O] of a Payload in its link's frame."""
-    m, c = payload.mass, np.asarray(payload.com)
-    return np.concatenate([[m], m * c, _inertia_entries(payload.inertia - m * skew(c) @ skew(c))])
-
-
-def physical_values(phi):
-    """Return (mass, com, inertia about the COM) of ten parameters (mass must be non-zero)."""
-    m = phi[0]
-    c = np.asarray(phi[1:4]) / m
-    return m, c, _inertia_matrix(phi[4:10]) + m * skew(c) @ skew(c)
-
-
-def inertia_consistency(inertia, tolerance=1e-9):
-    """Return why an inertia about the COM is not physical ('' when it is).
-
-    Positive semi-definite and the triangle inequality of principal moments (each at most the
-    sum of the two others), as a rigid body's inertia must be.
-    """
-    if not np.all(np.isfinite(inertia)):
-        return 'inertia is not finite'
-    moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
-    slack = tolerance * max(1.0, float(np.abs(moments).max()))
-    if moments[0] < -slack:
-        return f'inertia about the COM is not positive (principal moments {moments.tolist()})'
-    if moments[2] > moments[0] + moments[1] + slack:
-        return ('inertia about the COM breaks the triangle inequality (principal moments '
-                f'{moments.tolist()})')
-    return ''
 
 
 @dataclass
@@ -200,19 +153,13 @@ class PayloadEstimate:
         """Return plain values (lists, floats) for logs, YAML and messages."""
         return {'link': self.link, 'ok': self.ok, 'reason': self.reason,
                 'mass': float(self.mass), 'com': np.asarray(self.com).tolist(),
-                'inertia': [float(v) for v in _six(self.inertia)],
+                'inertia': [float(v) for v in six_moments(self.inertia)],
                 'mass_sigma': float(self.mass_sigma),
                 'com_sigma': np.asarray(self.com_sigma).tolist(),
                 'inertia_sigma': np.asarray(self.inertia_sigma).tolist(),
                 'point_mass': self.point_mass, 'inertia_note': self.inertia_note,
                 'samples': self.samples, 'poses': self.poses,
                 'residual_rms': float(self.residual_rms), 'fit_rms': float(self.fit_rms)}
-
-
-def _six(inertia):
-    """Return [ixx, iyy, izz, ixy, ixz, iyz] (the payload parameters' order)."""
-    return np.array([inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1],
-                     inertia[0, 2], inertia[1, 2]])
 
 
 @dataclass
@@ -466,7 +413,7 @@ class PayloadEstimator:
         point = phi.copy()          # a point mass at the fitted COM: consistent parameters
         if phi[0] > 0.0:
             c = phi[1:4] / phi[0]
-            point[4:] = _inertia_entries(-phi[0] * skew(c) @ skew(c))
+            point[4:] = inertia_entries(-phi[0] * skew(c) @ skew(c))
         cov[4:, :] = 0.0
         cov[:, 4:] = 0.0
         return self._decide(point, cov, point_mass=True, note=note, ssr=ssr)
@@ -479,7 +426,7 @@ class PayloadEstimator:
                 else 'the motion does not excite every inertia parameter') + ')'
         if not phi[0] > 0.0:
             return 'mass not positive'
-        sig = _propagate(phi, cov)[2]
+        sig = propagate_covariance(phi, cov)[2]
         inertia = physical_values(phi)[2]
         limit = self.inertia_tolerance * max(np.trace(inertia) / 3.0, _INERTIA_FLOOR)
         if np.any(sig > limit):
@@ -500,7 +447,7 @@ class PayloadEstimator:
         if not m > 0.0:
             return self._refused(f'fitted mass {m:.4g} kg is not positive: no payload, or the '
                                  'model is heavier than the measurements', phi, ssr)
-        _, com_sigma, inertia_sigma, mass_sigma = _propagate(phi, cov)
+        _, com_sigma, inertia_sigma, mass_sigma = propagate_covariance(phi, cov)
         m, c, inertia = physical_values(phi)
         if point_mass:
             inertia = np.zeros((3, 3))
@@ -559,111 +506,6 @@ class PayloadEstimator:
     def _rms(self, ssr):
         rows = self._rows.sum()
         return float(np.sqrt(max(ssr, 0.0) / rows)) if rows > 0 else float('nan')
-
-
-def _propagate(phi, cov):
-    """Return (mass, COM sigmas (3,), inertia-about-COM sigmas (6,), mass sigma).
-
-    First-order propagation of the parameter covariance through (m, c = h / m, I_c = I_O +
-    m [c][c]) by a numeric Jacobian.
-    """
-    def values(x):
-        m, c, inertia = physical_values(x)
-        return np.concatenate([[m], c, _six(inertia)])
-
-    base = values(phi)
-    J = np.zeros((base.size, NPARAM))
-    for k in range(NPARAM):
-        step = 1e-7 * max(abs(phi[k]), 1e-3)
-        x = phi.copy()
-        x[k] += step
-        J[:, k] = (values(x) - base) / step
-    out = J @ cov @ J.T
-    sig = np.sqrt(np.maximum(np.diag(out), 0.0))
-    return base[0], sig[1:4], sig[4:], sig[0]
-
-
-class AccelerationWindow:
-    """Joint states of the last ``window`` seconds, filtered in parallel into one sample.
-
-    The acceleration is the least-squares slope of the velocities against the stamps over the
-    window (a first-order Savitzky-Golay derivative).  That slope is exactly the derivative of
-    the velocity averaged with the parabolic (Epanechnikov) weights ``(T/2)^2 - s^2`` (s the
-    time from the window's mean time, T its span), so positions, velocities and efforts are
-    averaged with those weights: the sample at the mean time has every quantity through the
-    same low-pass filter, with no lag between them (the "parallel filtering" of identification,
-    Khalil & Dombre chapter 12).  Efforts are linear in the accelerations, so the filter's
-    attenuation is the same on both sides of the dynamic equation instead of leaving an error
-    of the robot's own inertial efforts in the residual; what is left is second order in the
-    motion within the window (positions and velocities enter nonlinearly).
-    """
-
-    def __init__(self, window):
-        """Keep samples over ``window`` seconds (at most _MAX_WINDOW of them)."""
-        self.window = float(window)
-        self.t, self.q, self.qd, self.effort = [], [], [], []
-
-    def add(self, t, q, qd, effort, want=True):
-        """Add a sample; return the filtered (t, q, qd, qdd, effort) once full, or None.
-
-        ``want`` False: only keep the sample (no fit computed, None returned).
-        """
-        if self.t and t <= self.t[-1]:
-            self.t, self.q, self.qd, self.effort = [], [], [], []    # time went back: restart
-        for lst, value in ((self.t, t), (self.q, q), (self.qd, qd), (self.effort, effort)):
-            lst.append(value)
-        while self.t[-1] - self.t[0] > self.window or len(self.t) > _MAX_WINDOW:
-            for lst in (self.t, self.q, self.qd, self.effort):
-                del lst[0]
-        if not want or len(self.t) < 3 or self.t[-1] - self.t[0] < 0.5 * self.window:
-            return None
-        t_arr = np.array(self.t)
-        centre = t_arr.mean()
-        ds = t_arr - centre
-        qd = np.array(self.qd)
-        qdd = ds @ qd / (ds @ ds)
-        # h^2 such that the weights' second moment matches the slope's response to a cubic
-        # velocity (sum w s^2 / sum w = S4 / (3 S2)): the discrete form of the identity above.
-        s2, s4 = ds @ ds, (ds * ds) @ (ds * ds)
-        h2 = (2.0 * s4 / 3.0) / (s2 - ds.size * s4 / (3.0 * s2))
-        w = h2 - ds * ds
-        w /= w.sum()
-        return centre, w @ np.array(self.q), w @ qd, qdd, w @ np.array(self.effort)
-
-
-class StillPose:
-    """Detects the arm held still: running means of positions and efforts while it is."""
-
-    def __init__(self, still_time, tolerance):
-        """Count a pose after ``still_time`` s with every joint within ``tolerance``."""
-        self.still_time, self.tolerance = float(still_time), float(tolerance)
-        self.last_pose = None
-        self._restart(None, None, None)
-
-    def _restart(self, t, q, effort):
-        self.t0, self.q0 = t, q
-        self.count = 0 if q is None else 1
-        self.sum_q = None if q is None else q.copy()
-        self.sum_e = None if effort is None else effort.copy()
-
-    def add(self, t, q, effort):
-        """Add a sample; return (mean q, mean effort) when a new pose has been held, else None."""
-        if self.last_pose is not None and \
-                np.max(np.abs(q - self.last_pose)) < _SEPARATION * self.tolerance:
-            self._restart(None, None, None)           # still at (or near) the last pose
-            return None
-        if self.q0 is None or t < self.t0 or np.max(np.abs(q - self.q0)) > self.tolerance:
-            self._restart(t, q, effort)
-            return None
-        self.count += 1
-        self.sum_q += q
-        self.sum_e += effort
-        if t - self.t0 < self.still_time:
-            return None
-        pose = self.sum_q / self.count, self.sum_e / self.count
-        self.last_pose = pose[0]
-        self._restart(None, None, None)
-        return pose
 
 
 def default_payload_link(model):

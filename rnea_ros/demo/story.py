@@ -93,7 +93,7 @@ def record_to_bag(record, path, start=0.0):
     so the effort that acts from a state on is the next row's: each message pairs them, as a
     robot's joint-torque sensors would. Rows before ``start`` (s) are left out.
     """
-    from rnea_ros.analysis.analyze import write_joint_states
+    from rnea_ros.analysis.recordings import write_joint_states
     if os.path.exists(path):
         shutil.rmtree(path)
     keep = np.flatnonzero(record['time'][:-1] >= start - 1e-9)

@@ -78,7 +78,7 @@ def simulate(urdf_xml, payload, viscous, coulomb, duration=3.0, period=0.001, ho
 
 def main(argv=None):
     """Write a simulated UR5 bag with a hidden 1.5 kg payload and friction."""
-    from rnea_ros.analysis.analyze import write_joint_states
+    from rnea_ros.analysis.recordings import write_joint_states
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument('bag', help='output rosbag2 folder (must not exist)')
     parser.add_argument('--storage', choices=('mcap', 'sqlite3'), default='mcap')
