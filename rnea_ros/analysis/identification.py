@@ -68,7 +68,8 @@ import numpy as np
 
 from rnea_ros.analysis.base_parameters import base_from_regressor, khalil_priority, random_states
 from rnea_ros.core import friction as fr
-from rnea_ros.core.regressor import inertial_parameters, NPARAM, parameter_names, regressor_batch
+from rnea_ros.core.regressor import (inertial_parameters, joint_parameters, NPARAM,
+                                     parameter_names, regressor_batch)
 
 MIN_EXTENT = 1e-3            # m: no body is thinner (keeps J strictly positive, URDF round trip)
 STICK_BAND = 0.05            # |qd| below which an equation is left out (stick-slip), rad/s
@@ -80,6 +81,9 @@ BASE_TOL = 1e-5              # a column this close to the span of the others is 
 PARSIMONY = 0.02             # a richer friction model must predict 2 % better to be chosen
 #                              (and may not predict the moving joints' equations 2 % worse)
 SMOOTH_SCALES = (0.01, 0.02, 0.05, 0.1)  # v_s tried for the tanh law, rad/s (or m/s)
+SIGN_BAND = 1e-6             # rad/s (m/s): the 'sign' candidate's band, Coulomb = sign(qd)
+PRIOR_LADDER = (1.0, 10.0, 100.0, 1e3, 1e4, 1e5)   # prior weights tried against the nominal
+NOT_WORSE = 1e-3             # held-out RMS above the nominal's by more than this share: worse
 STRIBECK_RATIOS = (2.0, 5.0)             # v_st / v_s tried
 
 # Parameter groups of the candidate friction models: (name, columns of friction.basis summed).
@@ -167,14 +171,18 @@ def friction_models(model, which='auto'):
     """Return the candidate :class:`FrictionModel` list, simplest first.
 
     ``which``: 'auto' (all), 'coulomb' (symmetric Fv, Fs, linear sign), 'asymmetric' (Fv+-,
-    Fs+-, linear sign) or 'tanh' (Fv+-, Fs+- and a Stribeck term Fx on the tanh sign, every
-    v_s of SMOOTH_SCALES with v_st = v_s times each of STRIBECK_RATIOS; named 'tanh v_s/v_st').
+    Fs+-, linear sign), 'sign' (as asymmetric with a band of SIGN_BAND: the Coulomb term
+    follows the sign of the reported velocity down to rest, fitted on every row) or 'tanh'
+    (Fv+-, Fs+- and a Stribeck term Fx on the tanh sign, every v_s of SMOOTH_SCALES with
+    v_st = v_s times each of STRIBECK_RATIOS; named 'tanh v_s/v_st').
     """
     band = model.coulomb_band
     out = {'coulomb': [FrictionModel('coulomb', 'linear', band, fr.STRIBECK_VELOCITY,
                                      SYMMETRIC)],
            'asymmetric': [FrictionModel('asymmetric', 'linear', band, fr.STRIBECK_VELOCITY,
                                         ASYMMETRIC)],
+           'sign': [FrictionModel('sign', 'linear', SIGN_BAND, fr.STRIBECK_VELOCITY,
+                                  ASYMMETRIC)],
            'tanh': [FrictionModel(f'tanh {v:g}/{k * v:g}', 'tanh', v, k * v, STRIBECK)
                     for v in SMOOTH_SCALES for k in STRIBECK_RATIOS]}
     if which == 'auto':
@@ -215,6 +223,8 @@ class Identification:
     weak: list = field(default_factory=list)          # weakly excited base parameters
     selection: list = field(default_factory=list)     # per candidate: held-out errors
     armature_combined: dict = field(default_factory=dict)   # joint -> base combination of Ia
+    holdout: dict = None         # identified vs nominal on held-out validation equations
+    prior: float = 1.0           # the prior weight used
 
     @property
     def joint_params(self):
@@ -448,8 +458,14 @@ class Accumulator:
                 merged.append(pair[0])
             self.bins, self.bin_size = merged, 2 * self.bin_size
 
-    def add(self, Q, QD, QDD, E):
-        """Accumulate samples (N, nq), (N, nv) x 3 in model order."""
+    def add(self, Q, QD, QDD, E, QDR=None):
+        """Accumulate samples (N, nq), (N, nv) x 3 in model order.
+
+        ``QDR`` (N, nv): the velocities the recording reported, for the friction features and
+        the stick band (friction acts on the joint's own velocity reading, as in the node);
+        None: ``QD``.
+        """
+        QDR = QD if QDR is None else QDR
         model = self.model
         N = Q.shape[0]
         if N == 0:
@@ -460,7 +476,7 @@ class Accumulator:
         self.q_min = np.minimum(self.q_min, Q[:, off_q:].min(axis=0))
         self.q_max = np.maximum(self.q_max, Q[:, off_q:].max(axis=0))
         self.q_sum += Q[:, off_q:].sum(axis=0)
-        self.fast += np.sum(np.abs(QD[:, off:]) > self.band, axis=0)
+        self.fast += np.sum(np.abs(QDR[:, off:]) > self.band, axis=0)
         self._grow(self.samples + N)
         for start in range(0, N, self.chunk):
             sl = slice(start, min(start + self.chunk, N))
@@ -471,12 +487,12 @@ class Accumulator:
             while len(self.bins) <= b[-1]:
                 self.bins.append(self._empty_bin())
             edges = np.concatenate([[0], np.flatnonzero(np.diff(b)) + 1, [b.size]])
-            feats = features(self.keys, QD[sl, off:], QDD[sl, off:])    # (n, njoints, F)
+            feats = features(self.keys, QDR[sl, off:], QDD[sl, off:])   # (n, njoints, F)
             for j in range(model.njoints):
                 row = off + j
                 Wj = np.hstack([W[:, row][:, self.cols[j]], feats[:, j]])
                 yj = E[sl, row]
-                slow = ~usable_equations(QD[sl, row], self.band)
+                slow = ~usable_equations(QDR[sl, row], self.band)
                 for lo, hi in zip(edges[:-1], edges[1:]):
                     A, c, yy, n = self.bins[b[lo]][j]
                     for p in (0, 1):
@@ -500,11 +516,11 @@ class Accumulator:
         """Return the mean position of every joint (where the joints that do not move stay)."""
         return self.q_sum / max(self.samples, 1)
 
-    def totals(self):
-        """Return per joint (A, c, yy, n) summed over every bin and both parts."""
+    def totals(self, held_out=False):
+        """Return per joint (A, c, yy, n) summed over every bin (or the held-out ones)."""
         out = []
         for j in range(self.model.njoints):
-            parts = [b[j] for b in self.bins]
+            parts = [b[j] for k, b in enumerate(self.bins) if not held_out or k % 5 == 2]
             out.append(tuple(sum(p[k].sum(axis=0) for p in parts) for k in range(4)))
         return out
 
@@ -545,8 +561,10 @@ class Accumulator:
             v[self.cols[j].size + self.keys.index(key)] += value
         return v
 
-    def residual_rms(self, params, joints):
+    def residual_rms(self, params, joints, held_out=False):
         """Return per joint the RMS of measured minus predicted efforts over every sample.
+
+        ``held_out``: over the held-out bins only.
 
         ``params``: an :class:`Identification`, or x = [phi, per joint Fv Fs Ia off] with the
         model's own friction law (as :func:`predict`).  From the sums: ``tau^T tau - 2 v^T c +
@@ -561,7 +579,7 @@ class Accumulator:
             phi, fm = params[:rigid], self.nominal
             x = params[rigid:].reshape(-1, 4)                     # Fv Fs Ia off
             jp = np.column_stack([x[:, 0], x[:, 1], x[:, 3], x[:, 2]])   # Fv Fs off Ia
-        totals = self.totals()
+        totals = self.totals(held_out)
         out = []
         for j in joints:
             A, c, yy, n = totals[j]
@@ -569,14 +587,37 @@ class Accumulator:
             out.append(math.sqrt(max(yy - 2.0 * v @ c + v @ A @ v, 0.0) / max(n, 1)))
         return np.array(out)
 
-    def effort_rms(self, joints):
+    def effort_rms(self, joints, held_out=False):
         """Return per joint the RMS of the measured efforts."""
-        totals = self.totals()
+        totals = self.totals(held_out)
         return np.array([math.sqrt(totals[j][2] / max(totals[j][3], 1)) for j in joints])
 
-    def identify(self, prior=1.0, seed=0):
-        """Return the :class:`Identification` of the accumulated samples (see :func:`identify`)."""
-        return _identify(self, prior, seed)
+    def correlation(self, x, joints):
+        """Return per joint the correlation of measured efforts with those of parameters x.
+
+        x = [phi, per joint Fv Fs Ia off] with the model's own friction law; from the sums:
+        ``v^T c / sqrt(tau^T tau v^T A v)`` (not centred: a sign flip gives -1).
+        """
+        rigid = NPARAM * self.model.nbodies
+        jx = np.asarray(x[rigid:], dtype=float).reshape(-1, 4)
+        jp = np.column_stack([jx[:, 0], jx[:, 1], jx[:, 3], jx[:, 2]])
+        totals = self.totals()
+        out = []
+        for j in joints:
+            A, c, yy, n = totals[j]
+            v = self.vector(j, x[:rigid], self.nominal, jp[j])
+            out.append(float(v @ c / max(math.sqrt(max(yy * (v @ A @ v), 0.0)), 1e-300)))
+        return np.array(out)
+
+    def identify(self, prior=1.0, seed=0, check=None, folds=None):
+        """Return the :class:`Identification` of the accumulated samples (see :func:`identify`).
+
+        ``check``: an Accumulator of the same samples conditioned for validation (the same
+        bins): the prior weight is then raised along PRIOR_LADDER until the fit of the training
+        bins predicts no moving joint's held-out equations of ``check`` worse than the nominal
+        model (:func:`_prior_by_holdout`).
+        """
+        return _identify(self, prior, seed, check, folds)
 
 
 # -- the pseudo-inertia: physical consistency as a linear matrix inequality -----------------------
@@ -812,7 +853,8 @@ def _base_scales(base, standard_scales):
     return np.sqrt((base.K ** 2) @ (standard_scales ** 2))
 
 
-def consistent_fit(model, base, Rw, beta, joint_nom, moving, prior=1.0, fm=None):
+def consistent_fit(model, base, Rw, beta, joint_nom, moving, prior=1.0, fm=None,
+                   joint_weight=None):
     """Return (phi, joint_params): the physically consistent set matching beta in the R_w metric.
 
     Minimises ``||R_w (K x - beta)||^2 + prior ||(x - x_nom) / scale||^2`` over x = [phi, the
@@ -837,7 +879,10 @@ def consistent_fit(model, base, Rw, beta, joint_nom, moving, prior=1.0, fm=None)
     signed = np.tile([g == 'off' for g in fm.parameter_names], (nj, 1))[free]
     positive = rigid + np.flatnonzero(~signed)
     x_nom = np.concatenate([phi_nom, jnom[free]])
-    scale = np.concatenate([_prior_scales(model, phi_nom), _joint_scales(fm, nj)[free]])
+    joint_scale = _joint_scales(fm, nj)
+    if joint_weight is not None:       # joint j's terms pulled joint_weight[j] times harder
+        joint_scale = joint_scale / np.sqrt(np.asarray(joint_weight, dtype=float))[:, None]
+    scale = np.concatenate([_prior_scales(model, phi_nom), joint_scale[free]])
     M = Rw @ base.K
     root = math.sqrt(prior)
     B = np.vstack([np.hstack([M[:, :rigid], M[:, rigid:][:, free.ravel()]]),
@@ -899,7 +944,7 @@ class _Fit:
         """
         if holdout:
             return (2, 3)
-        return (0, 1) if self.fm.law == 'tanh' else (0,)
+        return (0, 1) if describes_rest(self.fm) else (0,)
 
     def system(self, A, c, yy, n, parts):
         """Return (A, c, yy, n) of this candidate for the sum of the given parts."""
@@ -907,6 +952,16 @@ class _Fit:
         Ap = A[parts].sum(axis=0)[:, :, self.sel][:, self.sel, :]
         cp = c[parts].sum(axis=0)[:, self.sel]
         return Ap, cp, yy[parts].sum(axis=0), n[parts].sum(axis=0)
+
+
+def describes_rest(fm):
+    """Return whether a friction model describes slow rows too (fitted on every row).
+
+    A smooth law, and the sign law (a band so narrow that Coulomb friction follows the sign of
+    the reported velocity down to rest) do; the linear law with a wide band leaves them out.
+    """
+    return fm.law == 'tanh' or (not fm.per_joint and fm.law == 'linear'
+                                and float(fm.scale) <= SIGN_BAND)
 
 
 def identify(model, Q, QD, QDD, E, band=STICK_BAND, prior=1.0, seed=0, friction='auto'):
@@ -927,7 +982,131 @@ def identify(model, Q, QD, QDD, E, band=STICK_BAND, prior=1.0, seed=0, friction=
         return sums.identify(prior, seed)
 
 
-def _identify(sums, prior, seed):
+def holdout_rms(sums, prior=1.0, seed=0):
+    """Return (moving joints, held-out RMS per moving joint) of the first candidate model.
+
+    Fitted (WLS with the prior) on the training bins of an :class:`Accumulator`, predicting its
+    held-out bins: the score of one signal conditioning (:mod:`rnea_ros.analysis.cutoff`).
+    """
+    model = sums.model
+    moving = sums.moving_joints()
+    if moving.size == 0 or sums.samples < 50:
+        return moving, np.zeros(0)
+    fm = sums.candidates[0]
+    base = candidate_base(model, fm, moving, sums.hold(), seed)
+    columns = _Columns(model, [base], moving, feature_keys([fm]))
+    A, c, yy, n = sums.system(moving, columns)
+    fit = _Fit(model, fm, base, columns, moving)
+    sigma_j = joint_weights(*fit.system(A, c, yy, n, fit.parts(False)))
+    row = _score(fit, A, c, yy, n, prior, sigma_j, moving, model)
+    return moving, np.array(list(row['holdout_rms'].values()))
+
+
+def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, folds=None):
+    """Return (prior weight, per-joint weights, report): the weakest pull not worse than nominal.
+
+    Held-out data: with ``folds`` (per training recording, its (fit sums, check sums)), each
+    recording in turn predicted by the chosen model fitted on the others (a recording the fit
+    did not see: offsets that change from run to run show there); otherwise the held-out bins of
+    ``check`` predicted by the fit of the training bins of ``sums``.  ``check`` holds the same
+    samples conditioned for validation (:mod:`rnea_ros.analysis.cutoff`, step 4).  The nominal
+    model (URDF with its friction) predicts the same equations.
+
+    A joint whose held-out error is above the nominal's by more than NOT_WORSE gets its own
+    joint terms (friction, offset, rotor inertia: they act in its equation only) pulled ten
+    times harder toward their nominal values, up to 1e5; if that does not suffice, the whole
+    prior steps up PRIOR_LADDER.  The first setting with no joint worse is kept (the pull the
+    held-out data asks for); if none, the one whose worst ratio is lowest (identify then
+    refuses to write).
+    """
+    model = sums.model
+    x_nom = np.concatenate([inertial_parameters(model), joint_parameters(model)])
+    names = [model.joint_names[j] for j in moving]
+    used = fit.parts(False)
+    if folds:
+        systems = [(fit.system(*f.system(moving, columns), used + tuple(k + 2 for k in used)),
+                    fit.system(*k.system(moving, columns), (0, 1, 2, 3)), k) for f, k in folds]
+        total = [sum(s[0][i] for s in systems) for i in range(4)]
+        tests = [(tuple(t - s[0][i] for i, t in enumerate(total)), s[1]) for s in systems]
+        nominal_sse = sum(k.residual_rms(x_nom, moving) ** 2 * _counts(k, moving)
+                          for _, _, k in systems)
+        nominal_n = sum(_counts(k, moving) for _, _, k in systems)
+    else:
+        train = fit.system(A, c, yy, n, used)
+        tests = [(train, fit.system(*check.system(moving, columns), (2, 3)))]
+        nominal_n = _counts(check, moving, True)
+        nominal_sse = check.residual_rms(x_nom, moving, held_out=True) ** 2 * nominal_n
+    nominal = np.sqrt(nominal_sse / np.maximum(nominal_n, 1))
+    sigma_j = joint_weights(*tests[0][0])
+    groups = _joint_groups(fit, model, moving)
+
+    def held_out(weight, mult):
+        scale = fit.scale / np.sqrt(mult[groups])
+        sse, cnt = np.zeros(len(moving)), np.zeros(len(moving))
+        for (Af, cf, yf, nf), (Ah, ch, yh, nh) in tests:
+            beta = weighted_least_squares(Af, cf, yf, nf, sigma_j, fit.beta_nom, scale,
+                                          weight)[0]
+            sse += np.clip([yh[j] - 2.0 * beta @ ch[j] + beta @ Ah[j] @ beta
+                            for j in range(len(nh))], 0.0, None)
+            cnt += nh
+        return np.sqrt(sse / np.maximum(cnt, 1))
+
+    rows, pick = [], None
+    for k in PRIOR_LADDER:
+        mult = np.ones(len(moving) + 1)          # the last: parameters of no single joint
+        for _ in range(6):
+            rms = held_out(prior * k, mult)
+            worse = rms > nominal * (1.0 + NOT_WORSE) + 1e-12
+            rows.append({'prior': prior * k, 'joint_prior': dict(zip(names, mult[:-1].tolist())),
+                         'identified': dict(zip(names, map(float, rms))),
+                         'worst_ratio': float(np.max(rms / np.maximum(nominal, 1e-12)))})
+            if not worse.any() or np.all(mult[:-1][worse] >= 1e5):
+                break
+            mult[:-1][worse] *= 10.0
+        if not worse.any():
+            pick = len(rows) - 1
+            break
+    if pick is None:
+        pick = int(np.argmin([r['worst_ratio'] for r in rows]))
+    row = rows[pick]
+    report = {'data': 'recordings left out in turn' if folds else 'held-out bins',
+              'nominal': dict(zip(names, map(float, nominal))), 'ladder': rows,
+              'prior': row['prior'], 'joint_prior': row['joint_prior'],
+              'identified': row['identified'],
+              'not_worse': all(row['identified'][m] <= v * (1.0 + NOT_WORSE) + 1e-12
+                               for m, v in zip(names, nominal))}
+    mult = np.ones(model.njoints)
+    for j, m in zip(moving, row['joint_prior'].values()):
+        mult[j] = m
+    return row['prior'], mult, report
+
+
+def _counts(sums, moving, held_out=False):
+    """Return per moving joint the number of equations of an Accumulator."""
+    totals = sums.totals(held_out)
+    return np.array([totals[j][3] for j in moving], dtype=float)
+
+
+def _joint_groups(fit, model, moving):
+    """Return per base parameter the index of the moving joint whose terms alone it holds.
+
+    A friction-only base parameter of joint j (its Fv, Fs, offset; Ia when alone) gets j's
+    index in ``moving``; any other (rigid body, or regrouped) gets len(moving).
+    """
+    rigid = NPARAM * model.nbodies
+    P = len(fit.fm.groups) + 1
+    where = {int(j): k for k, j in enumerate(moving)}
+    out = np.full(len(fit.base.base), len(moving))
+    for k, row in enumerate(fit.base.K):
+        cols = np.flatnonzero(row)
+        if cols.size and np.all(cols >= rigid):
+            joints = {(int(col) - rigid) // P for col in cols}
+            if len(joints) == 1 and next(iter(joints)) in where:
+                out[k] = where[next(iter(joints))]
+    return out
+
+
+def _identify(sums, prior, seed, check=None, folds=None):
     """Return the :class:`Identification` of an :class:`Accumulator` (module doc, steps 1-5)."""
     model, band = sums.model, sums.band
     if sums.samples < 50:
@@ -958,10 +1137,16 @@ def _identify(sums, prior, seed):
         return _Fit(model, fm, base, columns, moving)
     chosen, selection = _select(fits, A, c, yy, n, prior, moving, model, per_joint)
     fit = fits[chosen]
+    holdout, joint_weight = None, np.ones(model.njoints)
+    if check is not None and check.samples and (n[2:].sum() > 0 or folds):
+        prior, joint_weight, holdout = _prior_by_holdout(fit, sums, check, A, c, yy, n,
+                                                         columns, moving, prior, folds)
+    scale = fit.scale / np.sqrt(np.append(joint_weight[moving], 1.0)[
+        _joint_groups(fit, model, moving)])
     used = fit.parts(False)
     Ac, cc, yy_all, n_all = fit.system(A, c, yy, n, used + tuple(k + 2 for k in used))
     beta, percent, sigma_j, Aw, share, beta_data = weighted_least_squares(
-        Ac, cc, yy_all, n_all, beta_prior=fit.beta_nom, scale=fit.scale, prior=prior)
+        Ac, cc, yy_all, n_all, beta_prior=fit.beta_nom, scale=scale, prior=prior)
     # Excitation of the rigid body and rotor inertias: friction-only base parameters (an
     # offset and a Coulomb asymmetry act alike while the joint moves) are left out.
     body = [k for k, name in enumerate(fit.base.names) if not _friction_only(name)]
@@ -973,7 +1158,7 @@ def _identify(sums, prior, seed):
     warnings = _warnings(condition, weak)
     Rw = _upper_factor(Aw)
     phi, jp = consistent_fit(model, fit.base, Rw, beta_data, fit.joint_nom, moving, prior,
-                             fit.fm)
+                             fit.fm, joint_weight)
     table, armature = fit.fm.table(jp)
     x = np.concatenate([phi, jp.ravel()])
     return Identification(phi=phi, friction_table=table, armature=armature,
@@ -981,7 +1166,7 @@ def _identify(sums, prior, seed):
                           beta=beta, sigma_percent=percent, beta_consistent=fit.base.K @ x,
                           condition=condition, joint_sigma=sigma_j, warnings=warnings,
                           samples=int(sums.samples), data_share=share, weak=weak,
-                          selection=selection,
+                          selection=selection, holdout=holdout, prior=prior,
                           armature_combined=_armature_combined(model, fit, moving))
 
 

@@ -47,13 +47,18 @@ import time
 
 import numpy as np
 
-from rnea_ros.analysis import signals
+from rnea_ros.analysis import cutoff, signals
 from rnea_ros.analysis.analyze import count_joint_states, iter_joint_states
+from rnea_ros.analysis.comparison import (not_worse, opposite_sign, parse_effort_scale, REFUSED,
+                                          verdict_lines)
 from rnea_ros.analysis.identification import Accumulator, predict
 from rnea_ros.analysis.output import identified_urdf, node_parameters, write_atomic
 from rnea_ros.core import friction as fr
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.regressor import inertial_parameters, joint_parameters
+
+
+MAX_FOLDS = 8      # up to this many training recordings, each is held out in turn
 
 
 class Progress:
@@ -171,7 +176,7 @@ def load_recordings(bags, model, topic='/joint_states', window=None, cutoff=None
     """
     parts = []
     recording = read_recordings(bags, model, topic, window, cutoff, fixed, like,
-                                sinks=[lambda *block: parts.append(list(block))],
+                                sinks=[lambda *block: parts.append(list(block[:4]))],
                                 max_samples=max_samples, chunk=chunk, progress=progress)
     if not parts:
         raise ValueError('no samples left after cleaning the recordings')
@@ -185,18 +190,26 @@ def load_recordings(bags, model, topic='/joint_states', window=None, cutoff=None
 
 
 def read_recordings(bags, model, topic='/joint_states', window=None, cutoff=None, fixed=None,
-                    like=None, sinks=(), max_samples=None, chunk=20_000, progress=True):
+                    like=None, sinks=(), max_samples=None, chunk=20_000, progress=True,
+                    effort_scale=None, check=None, method=None, effort_cutoff=None,
+                    bag_sinks=None):
     """Read and condition bags chunk by chunk; pass each block to every sink; return Samples.
 
-    Each sink is called with (Q, QD, QDD, E) of a block of conditioned samples in model order
-    (e.g. :meth:`rnea_ros.analysis.identification.Accumulator.add`); nothing is kept here, so
+    Each sink is called with (Q, QD, QDD, E, QDR) of a block of conditioned samples in model
+    order, QDR the reported velocities (e.g.
+    :meth:`rnea_ros.analysis.identification.Accumulator.add`); nothing is kept here, so
     memory does not grow with the recording (the returned :class:`Samples` has ``data`` None).
     The cutoffs are estimated on the first bag (module doc of :mod:`rnea_ros.analysis.signals`)
     unless ``cutoff`` / ``window`` is given or ``like`` (the Samples of the training bags)
     provides them.  ``fixed``: {joint: position} of model joints the recording lacks (others
-    lacking are held at 0).
+    lacking are held at 0).  ``effort_scale``: {joint: K} multiplying the recorded efforts (on
+    reading).  ``check``: (cutoff Hz, sinks): a second conditioning of the same rows, velocities
+    and efforts low-passed at that cutoff (validation; its reports in ``Samples.checks``).
+    ``method``: how a given ``cutoff`` was found (the report's word).  ``bag_sinks``: per bag,
+    (sinks, check sinks) that get that bag's blocks too (held-out recordings).
     """
     fixed = dict(fixed or {})
+    checks = {}
     if like is not None:
         first = next(iter(like.reports.values()))
         window = first.window or None
@@ -206,17 +219,21 @@ def read_recordings(bags, model, topic='/joint_states', window=None, cutoff=None
     reports, held, blocks = {}, {}, 0
     off_q, off_v = model.nq - model.njoints, model.nv - model.njoints
 
-    def emit(block):
+    def emit(block, to, count=True):
         nonlocal blocks
         data = _model_order(block, model, present, held, off_q, off_v)
-        for sink in sinks:
+        for sink in to:
             sink(*data)
-        blocks += 1
+        blocks += count
 
-    for bag, count in zip(bags, counts):
+    for number, (bag, count) in enumerate(zip(bags, counts)):
+        extra, extra_check = bag_sinks[number] if bag_sinks else ((), ())
+        fit_sinks, check_sinks = list(sinks) + list(extra), None
+        if check is not None:
+            check_sinks = list(check[1]) + list(extra_check)
         bar = Progress(f'reading {os.path.basename(os.path.normpath(bag))}',
                        count if progress else 0)
-        conditioner, cols, present = None, None, None
+        conditioner, cols, present, checker, scale = None, None, None, None, None
         for t, names, Q, QD, E in iter_joint_states(bag, topic, chunk):
             if E is None:
                 raise ValueError(f'bag {bag!r}: the joint states on {topic!r} carry no efforts; '
@@ -239,40 +256,118 @@ def read_recordings(bags, model, topic='/joint_states', window=None, cutoff=None
                     given = [cutoff.get(j, min(cutoff.values())) for j in present]
                 conditioner = signals.Conditioner(
                     present, cutoff=given, window=window, expected_rows=total or None,
-                    max_samples=max_samples)
+                    max_samples=max_samples, reported=True, effort_cutoff=effort_cutoff)
                 if isinstance(cutoff, dict):
                     conditioner.report.method = 'training'
-
-            for block in conditioner.feed(t, Q[:, cols], None if QD is None else QD[:, cols],
-                                          E[:, cols]):
-                emit(block)
+                elif method and given is not None:
+                    conditioner.report.method = method
+                if check is not None:
+                    checker = signals.Conditioner(
+                        present, cutoff=check[0],
+                        expected_rows=total or None, max_samples=max_samples, reported=True,
+                        rate_cutoff=None if given is None else float(np.max(given)))
+                    checker.report.method = 'validation'
+                scale = np.array([(effort_scale or {}).get(j, 1.0) for j in present])
+            rows = (t, Q[:, cols], None if QD is None else QD[:, cols], E[:, cols] * scale)
+            for block in conditioner.feed(*rows):
+                emit(block, fit_sinks)
+            if checker is not None:
+                for block in checker.feed(*rows):
+                    emit(block, check_sinks, False)
             bar.update(t.size)
         bar.close()
         if conditioner is None:
             raise ValueError(f'topic {topic!r} in {bag!r} has no usable messages')
         for block in conditioner.finish():
-            emit(block)
+            emit(block, fit_sinks)
         reports[bag] = conditioner.report
+        if checker is not None:
+            for block in checker.finish():
+                emit(block, check_sinks, False)
+            checks[bag] = checker.report
         if cutoff is None and window is None:     # later bags use the first bag's estimate
             cutoff = dict(zip(conditioner.report.joints, conditioner.report.cutoff))
     if not blocks:
         raise ValueError('no samples left after cleaning the recordings')
-    return Samples(None, reports, held)
+    out = Samples(None, reports, held)
+    out.checks = checks
+    return out
+
+
+def search_pieces(bags, model, topic, fixed, effort_scale, seconds=cutoff.SEARCH_SECONDS):
+    """Return (pieces, to_model): raw rows of the start of the bags for the filter search.
+
+    ``pieces``: per bag (t, Q, QD, E) of the joints the first bag records (efforts scaled,
+    positions unwrapped), at most ``seconds`` in all; ``to_model(block)``: the model-order
+    (Q, QD, QDD, E, QDR) of a conditioned block of them.
+    """
+    pieces, present, left = [], None, seconds
+    for bag in bags:
+        if left <= 0:
+            break
+        rows = []
+        for t, names, Q, QD, E in iter_joint_states(bag, topic):
+            if E is None:
+                raise ValueError(f'bag {bag!r}: the joint states on {topic!r} carry no '
+                                 'efforts; identification needs measured efforts')
+            if present is None:
+                present = [j for j in model.joint_names if j in names]
+                if not present:
+                    raise ValueError(f'bag {bag!r}: the joint states name none of the model '
+                                     f'joints {list(model.joint_names)}; they name {names}')
+            if any(j not in names for j in present):
+                break
+            cols = [names.index(j) for j in present]
+            scale = np.array([(effort_scale or {}).get(j, 1.0) for j in present])
+            rows.append((t, Q[:, cols], None if QD is None else QD[:, cols], E[:, cols] * scale))
+            if t[-1] - rows[0][0][0] >= left:
+                break
+        if not rows:
+            continue
+        t = np.concatenate([r[0] for r in rows])
+        order = np.argsort(t, kind='stable')
+        t = t[order]
+        keep = t <= t[0] + left
+        Q = np.unwrap(np.concatenate([r[1] for r in rows])[order][keep], axis=0)
+        QD = None if rows[0][2] is None else np.concatenate([r[2] for r in rows])[order][keep]
+        E = np.concatenate([r[3] for r in rows])[order][keep]
+        pieces.append((t[keep], Q, QD, E))
+        left -= t[keep][-1] - t[0]
+    if not pieces:
+        raise ValueError('no samples in the recordings')
+    held = {j: fixed.get(j, 0.0) for j in model.joint_names if j not in present}
+    off_q, off_v = model.nq - model.njoints, model.nv - model.njoints
+    return pieces, lambda block: _model_order(block, model, present, held, off_q, off_v)
+
+
+def filter_choice(args, model, fixed, effort_scale):
+    """Return (cutoff for the fit, report): chosen by held-out prediction unless given.
+
+    :mod:`rnea_ros.analysis.cutoff`; with ``--cutoff`` or ``--window`` the report holds only
+    the motion band and the validation filter.
+    """
+    pieces, to_model = search_pieces(args.bags, model, args.topic, fixed, effort_scale)
+    if args.cutoff is None and args.window is None:
+        return cutoff.search(model, pieces, to_model, args.band, args.prior)
+    f_m = max(cutoff.motion_band(p[0], p[1], p[2]) for p in pieces)
+    dt = min(signals.median_interval(p[0]) for p in pieces if p[0].size > 1)
+    return args.cutoff, {'motion_band_hz': f_m,
+                         'validation_hz': cutoff.validation_cutoff(f_m, dt, args.cutoff)}
 
 
 def _model_order(block, model, present, held, off_q, off_v):
     """Return (Q, QD, QDD, E) in model order of a block of the recorded joints."""
-    t, Qr, QDr, QDDr, Er = block
+    t, Qr, QDr, QDDr, Er, QDRr = block
     n = t.size
     Q = np.zeros((n, model.nq))
-    QD, QDD, E = (np.zeros((n, model.nv)) for _ in range(3))
+    QD, QDD, E, QDR = (np.zeros((n, model.nv)) for _ in range(4))
     index = [model.joint_names.index(j) for j in present]
     for j, value in held.items():
         Q[:, off_q + model.joint_names.index(j)] = value
     Q[:, off_q + np.asarray(index)] = Qr
-    for X, Xr in ((QD, QDr), (QDD, QDDr), (E, Er)):
+    for X, Xr in ((QD, QDr), (QDD, QDDr), (E, Er), (QDR, QDRr)):
         X[:, off_v + np.asarray(index)] = Xr
-    return [Q, QD, QDD, E]
+    return [Q, QD, QDD, E, QDR]
 
 
 def load_samples(bags, model, topic, window=None, order=2, cutoff=None, fixed=None):
@@ -319,7 +414,7 @@ def summarise(model, result, x_nom, train, validation):
                                                         result.beta_consistent,
                                                         result.data_share)],
            'joints': {model.joint_names[j]: _joint_row(model, result, j) for j in joints},
-           'residual_rms': {}}
+           'residual_rms': {}, 'held_out': result.holdout, 'prior': result.prior}
     for label, data in (('training', train), ('validation', validation)):
         if data is None:
             continue
@@ -416,7 +511,7 @@ def plot(model, result, x_nom, data, out_dir, label, step=1):
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    Q, QD, QDD, E = data
+    Q, QD, QDD, E = data[:4]
     off = model.nv - model.njoints
     P_nom = predict(model, x_nom, Q, QD, QDD)
     P_id = predict(model, result, Q, QD, QDD)
@@ -462,50 +557,77 @@ def _run_identify(args):
         raise ValueError(f'--prior {args.prior}: give a positive weight (1 = one weighted '
                          'equation per prior scale)')
     fixed = parse_fixed(args.fixed, model)
+    scale = parse_effort_scale(getattr(args, 'effort_scale', None), model)
     friction = getattr(args, 'friction', 'auto')
+    cut, choice = filter_choice(args, model, fixed, scale)
+    f_v = choice['validation_hz']
     train = Accumulator(model, friction, args.band)
+    check = Accumulator(model, train.candidates, args.band)
+    folds = None
+    if 2 <= len(args.bags) <= MAX_FOLDS:     # each recording held out in turn
+        folds = [(Accumulator(model, train.candidates, args.band),
+                  Accumulator(model, train.candidates, args.band)) for _ in args.bags]
     shown = Excerpt() if args.report else None
     loaded = read_recordings(args.bags, model, args.topic, window=args.window,
-                             cutoff=args.cutoff, fixed=fixed,
-                             sinks=[train.add] + ([shown.add] if shown else []))
-    result = train.identify(prior=args.prior)
+                             cutoff=cut, fixed=fixed, effort_scale=scale,
+                             method='chosen' if choice.get('candidates') else None,
+                             sinks=[train.add] + ([shown.add] if shown else []),
+                             check=(f_v, [check.add]),
+                             bag_sinks=folds and [([f.add], [k.add]) for f, k in folds])
+    result = train.identify(prior=args.prior, check=check, folds=folds)
     validation, checked, shown_check = None, None, None
     if args.validate:
         validation = Accumulator(model, [result.friction_model], args.band)
         shown_check = Excerpt() if args.report else None
-        checked = read_recordings([args.validate], model, args.topic, fixed=fixed, like=loaded,
+        checked = read_recordings([args.validate], model, args.topic, fixed=fixed, cutoff=f_v,
+                                  method='validation', effort_scale=scale,
                                   sinks=[validation.add]
                                   + ([shown_check.add] if shown_check else []))
     x_nom = np.concatenate([inertial_parameters(model), joint_parameters(model)])
-    summary = summarise(model, result, x_nom, train, validation)
+    summary = summarise(model, result, x_nom, check, validation)
+    summary['effort_scale'] = scale
     summary['signals'] = {bag: r.to_dict() for bag, r in loaded.reports.items()}
+    summary['signals'].update({f'validation filter {bag}': r.to_dict()
+                               for bag, r in loaded.checks.items()})
+    summary['signals']['filter_choice'] = choice
     if checked is not None:
         summary['signals'].update({f'validation {bag}': r.to_dict()
                                    for bag, r in checked.reports.items()})
     summary['held_joints'] = loaded.held
+    sign = opposite_sign(model, check, x_nom, result.moving)
+    if sign:
+        summary['warnings'].append(sign)
+    verdict = not_worse(summary)
+    summary['comparison'] = verdict
+    refused = bool(verdict['worse']) and not getattr(args, 'force', False)
     urdf_text = identified_urdf(xml, model, result.phi, result.joint_params)
     RobotModel.from_urdf_string(urdf_text)                    # it must load back
     params_text = node_parameters(model, result) if args.params_out else None
     plots = []
-    if args.report:
+    if args.report and not refused:
         for data, label in ((shown, 'training'), (shown_check, 'validation')):
             if data is not None and data.data() is not None:
                 plots.append(plot(model, result, x_nom, data.data(), args.report, label,
                                   step=data.step))
         write_atomic(os.path.join(args.report, 'identify.json'), json.dumps(summary, indent=2))
-    write_atomic(args.out, urdf_text)
-    if params_text is not None:
-        write_atomic(args.params_out, params_text)
-    summary['outputs'] = {'urdf': args.out, 'params': args.params_out, 'plots': plots}
+    if not refused:
+        write_atomic(args.out, urdf_text)
+        if params_text is not None:
+            write_atomic(args.params_out, params_text)
+    summary['outputs'] = ({} if refused else
+                          {'urdf': args.out, 'params': args.params_out, 'plots': plots})
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
         lines = loaded.lines()
+        lines += cutoff.lines(choice) if choice.get('candidates') else []
         for bag, report in ({} if checked is None else checked.reports).items():
             lines += [f'validation {bag}:'] + ['  ' + line for line in report.lines()]
         print('\n'.join(lines))
         print(text_report(summary))
-    return 0
+    for line in verdict_lines(verdict, refused):
+        print(line, file=sys.stderr)
+    return REFUSED if refused else 0
 
 
 def add_identify_arguments(parser):
@@ -535,6 +657,14 @@ def add_identify_arguments(parser):
     parser.add_argument('--fixed', nargs='*', metavar='JOINT=VALUE',
                         help='position of model joints the recording lacks (default 0)')
     parser.add_argument('--json', action='store_true', help='print JSON')
+    parser.add_argument('--effort-scale', nargs='*', metavar='[JOINT=]K',
+                        help='multiply the recorded efforts on reading: one K for every joint '
+                        'or joint=K (motor currents times their torque constant and gear '
+                        'ratio; -1 for an opposite sign convention)')
+    parser.add_argument('--force', action='store_true',
+                        help='write the outputs even when the identified model predicts a '
+                        'joint worse than the nominal URDF on held-out data (without it '
+                        f'identify then writes nothing and exits with status {REFUSED})')
 
 
 def run_excite(args):
