@@ -56,18 +56,20 @@ def opposite_sign(model, sums, x_nom, moving):
     On loaded joints (nominal effort RMS at least LOADED times the largest), a correlation of
     the measured efforts with the nominal ones below OPPOSITE means the recording's sign
     convention is the opposite of the URDF's (a driver's current, a sensor mounted the other
-    way): the warning gives the exact ``--effort-scale`` that fixes it.
+    way): the warning gives the exact ``--effort-scale`` that fixes it (one factor -1 when
+    every loaded joint is flipped: one convention for the whole arm).
     """
     if sums.samples == 0 or not len(moving):
         return None
     corr = sums.correlation(x_nom, moving)
     nominal_rms = sums.effort_rms(moving)
-    flipped = [model.joint_names[j] for j, c, e in zip(moving, corr, nominal_rms)
-               if c < OPPOSITE and e >= LOADED * nominal_rms.max()]
+    loaded = [model.joint_names[j] for j, e in zip(moving, nominal_rms)
+              if e >= LOADED * nominal_rms.max()]
+    names = [model.joint_names[j] for j in moving]
+    flipped = [j for j, c in zip(names, corr) if c < OPPOSITE and j in loaded]
     if not flipped:
         return None
-    names = [model.joint_names[j] for j in moving]
-    option = ('-1' if set(flipped) == set(names) else
+    option = ('-1' if set(flipped) == set(loaded) else     # one convention for the arm
               ' '.join(f'{j}=-1' for j in flipped))
     return (f'the efforts of {", ".join(flipped)} correlate negatively with the nominal '
             f'model\'s ({", ".join(f"{c:.2f}" for j, c in zip(names, corr) if j in flipped)}): '
