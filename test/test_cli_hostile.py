@@ -66,7 +66,7 @@ def valid_value(action, files, out):
             arguments.OutputFolder: os.path.join(out, 'written'),
             arguments.Name: files['joint'], arguments.Topic: '/joint_states',
             arguments.JointValue: f"{files['joint']}=0",
-            arguments.StateValues: '0'}[type(kind)]
+            arguments.StateValues: '0', arguments.Scale: '1'}[type(kind)]
 
 
 def hostile_values(action, files, out):
@@ -101,6 +101,9 @@ def hostile_values(action, files, out):
                                 ('not a number', f'{joint}=abc'), ('nan', f'{joint}=nan'),
                                 ('inf', f'{joint}=-inf'), ('overflow', f'{joint}=1e999'),
                                 ('zero', '0'), ('negative', '-1')],
+        arguments.Scale: [('wrong kind', 'abc'), ('no joint', '=1'), ('zero', '0'),
+                          ('not a number', f'{joint}=abc'), ('nan', 'nan'),
+                          ('inf', f'{joint}=inf'), ('zero for a joint', f'{joint}=0')],
     }
     return by_type[type(kind)]
 

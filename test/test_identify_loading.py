@@ -56,8 +56,11 @@ def test_identify_a_log_without_the_gripper_keeps_the_fingers_nominal(recording,
         assert node['friction_viscous'][k] == pytest.approx(nominal.friction_viscous[i])
         assert node['armature'][k] == pytest.approx(nominal.armature[i])
     signal = summary['signals'][bag]
-    assert signal['repeated_states'] > 0 and signal['method'] == 'estimated'
+    assert signal['repeated_states'] > 0 and signal['method'] == 'chosen'
     assert all(0.5 < c < 20.0 for c in signal['cutoff_hz'].values())
+    choice = summary['signals']['filter_choice']       # the search, its scores and choice
+    assert choice['chosen_hz'] in [row['cutoff_hz'] for row in choice['candidates']]
+    assert choice['validation_hz'] <= choice['chosen_hz']
 
 
 @pytest.mark.parametrize('fixed, message', [
@@ -84,14 +87,19 @@ def test_chunked_reading_gives_the_one_chunk_result(recording):
         np.testing.assert_allclose(a, b, atol=1e-6)
 
 
-def test_validation_uses_the_training_estimate(recording, tmp_path, capsys):
+def test_validation_uses_its_own_filter_at_most_the_given_cutoff(recording, tmp_path, capsys):
     rec, bag = recording
     code = main(['identify', bag, '--urdf', rec.urdf, '--out', str(tmp_path / 'id.urdf'),
-                 '--validate', bag, '--cutoff', '3.5'])
+                 '--validate', bag, '--cutoff', '3.5', '--json'])
     assert code == 0
-    out = capsys.readouterr().out
-    assert 'cutoff (Hz) given (--cutoff): panda_joint1 3.5' in out
-    assert "cutoff (Hz) the training recording's estimate: panda_joint1 3.5" in out
+    summary = json.loads(capsys.readouterr().out)
+    assert summary['signals'][bag]['method'] == 'given'
+    assert set(summary['signals'][bag]['cutoff_hz'].values()) == {3.5}
+    check = summary['signals'][f'validation {bag}']
+    assert check['method'] == 'validation'
+    assert set(check['cutoff_hz'].values()) == {summary['signals']['filter_choice'][
+        'validation_hz']}
+    assert 0.5 <= summary['signals']['filter_choice']['validation_hz'] <= 3.5
 
 
 class _Terminal(io.StringIO):

@@ -282,6 +282,29 @@ class StateValues:
         return text
 
 
+class Scale:
+    """Factors ``K`` (every joint) or ``JOINT=K`` (commas allowed): finite numbers, not 0."""
+
+    __name__ = '[JOINT=]K'
+
+    def __call__(self, text):
+        """Return ``text`` (the caller splits it), or raise :class:`ArgumentRefused`."""
+        pieces = (text or '').replace(',', ' ').split()
+        if not pieces:
+            _refuse(repr(text), 'give K or joint=K')
+        for piece in pieces:
+            name, sep, value = piece.rpartition('=')
+            try:
+                number = float(value)
+            except ValueError:
+                _refuse(repr(piece), f'{value!r} is not a number')
+            if sep and not name:
+                _refuse(repr(piece), 'give joint=K')
+            if not math.isfinite(number) or number == 0.0:
+                _refuse(repr(piece), 'the factor must be finite and not 0')
+        return text
+
+
 URDF = InputFile('URDF file')
 YAML_FILE = InputFile('parameter file')
 RECORDING = Recording()
@@ -291,9 +314,10 @@ NAME = Name()
 TOPIC = Topic()
 JOINT_VALUE = JointValue()
 STATE_VALUES = StateValues()
+SCALE = Scale()
 
 CHECKED_TYPES = (Number, InputFile, Recording, OutputFile, OutputFolder, Name, Topic, JointValue,
-                 StateValues)
+                 StateValues, Scale)
 
 
 def is_checked(value_type):

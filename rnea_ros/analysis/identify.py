@@ -3,34 +3,36 @@
 ``rnea-ros identify BAG [BAG ...] --urdf NOMINAL.urdf --out IDENTIFIED.urdf
 [--params-out PARAMS.yaml] [--topic /joint_states] [--validate BAG] [--report DIR] [--json]``
 
-1. reads ``sensor_msgs/JointState`` (positions, velocities, efforts) from each bag (mcap or
-   sqlite3) in chunks (:func:`rnea_ros.analysis.analyze.iter_joint_states`), and conditions
-   them (:mod:`rnea_ros.analysis.signals`): logger duplicates dropped, a uniform time grid,
-   the noise band estimated from the first training bag, zero-phase low-pass velocities and
-   their derivative, anti-aliased decimation to a rate still far above the motion band.  Each
-   block of samples goes straight into the fit's sums
-   (:class:`rnea_ros.analysis.identification.Accumulator`: per-joint normal equations per
-   held-out bin) and the samples are dropped: every sample is used and memory does not grow
-   with the recording (an hour at 1 kHz fits like 30 s; a progress line on long runs).  The
-   same cutoffs serve every bag, training and validation; ``--cutoff HZ`` or ``--window N``
-   (Savitzky-Golay) override the estimate.  Model joints the recording lacks are held at 0
-   or at ``--fixed joint=value`` (their parameters keep the nominal values);
-2. identifies the base parameters by weighted least squares with the nominal values as a
-   prior (weakly excited directions keep them, and are named), for each candidate friction
-   model (``--friction``, default ``auto``: chosen by held-out prediction error, among the
-   models that predict the moving joints' equations within 2 % of the best), then a
-   physically consistent full set with friction, offsets and rotor inertia
-   (:mod:`rnea_ros.analysis.identification`);
-3. writes IDENTIFIED.urdf (:func:`rnea_ros.analysis.output.identified_urdf`) and PARAMS.yaml
-   (under ``/**``: the node's friction, offset and armature parameters and the friction law,
-   :func:`rnea_ros.analysis.output.node_parameters`, for ``params_file:=``), each to a
-   temporary file renamed into place, and only after everything succeeded;
-4. reports the residual RMS per joint with the nominal and identified models, on the training
-   data and on ``--validate`` data (both from sums accumulated while streaming, the validation
-   bag read after the fit), the friction models' held-out errors, the condition number,
-   the joint terms (an Ia only identifiable in a sum with link inertias flagged) and the base
-   parameters with %sigma and the share the data decided (text, or ``--json``; plots into
-   ``--report DIR``; the plots show an :class:`Excerpt` of at most 20 000 samples).
+A pipeline of stages, a module each:
+
+1. **Filter choice** (:mod:`rnea_ros.analysis.cutoff`): the start of the training bags is
+   conditioned at a ladder of cutoffs relative to the motion band; the one whose fit predicts
+   held-out stretches best is used (``--cutoff HZ`` or ``--window N`` override it).
+2. **Conditioning** (:mod:`rnea_ros.analysis.conditioning`, :mod:`rnea_ros.analysis.signals`):
+   the bags are read in chunks, efforts multiplied by ``--effort-scale``, logger duplicates
+   dropped, wrapped angles undone, a uniform grid, zero-phase low-pass velocities and their
+   derivative, decimation; each block goes into the fit's sums and, conditioned a second
+   time with the validation filter, into the validation sums; nothing is kept (an hour at
+   1 kHz fits like 30 s).  Model joints the recording lacks are held at 0 or at
+   ``--fixed joint=value``.
+3. **Accumulating** (:mod:`rnea_ros.analysis.accumulator`): per-joint normal equations per
+   held-out bin, per recording when there are 2 to MAX_FOLDS of them.
+4. **Fitting and choosing the model** (:mod:`rnea_ros.analysis.identification`,
+   :mod:`rnea_ros.analysis.estimation`, :mod:`rnea_ros.analysis.consistency`,
+   :mod:`rnea_ros.analysis.friction_models`): weighted least squares with the nominal values
+   as a prior, per candidate friction model (``--friction``, default ``auto``: chosen by
+   held-out prediction over every row, slow and resting ones included); the pull toward the
+   nominal values raised (per joint first) until no joint predicts held-out data worse than
+   the nominal model; then a physically consistent full set.
+5. **Comparing** (:mod:`rnea_ros.analysis.comparison`): identified against nominal per joint
+   on held-out data (``--validate`` when given); a joint worse means nothing is written and
+   exit status 3 (:data:`REFUSED`) unless ``--force``.  An effort sign opposite to the URDF's
+   is detected and the ``--effort-scale`` that fixes it named.
+6. **Writing** (:mod:`rnea_ros.analysis.report`, :mod:`rnea_ros.analysis.output`):
+   IDENTIFIED.urdf and PARAMS.yaml (the node's friction, offset and armature parameters and
+   the friction law, for ``params_file:=``), each to a temporary file renamed into place,
+   only after everything succeeded; the report (text or ``--json``; plots into
+   ``--report DIR``).
 
 The nominal model includes the URDF's ``<dynamics damping friction>``.  Bad input (no efforts,
 too few samples, data that excites no joint) ends with a message and exit status 2; weakly
@@ -43,401 +45,23 @@ excitation trajectory (:mod:`rnea_ros.analysis.excitation`).
 import json
 import os
 import sys
-import time
 
 import numpy as np
 
 from rnea_ros.analysis import arguments as arg
-from rnea_ros.analysis import signals
-from rnea_ros.analysis.identification import Accumulator, predict
+from rnea_ros.analysis import cutoff
+from rnea_ros.analysis.comparison import (not_worse, opposite_sign, parse_effort_scale, REFUSED,
+                                          verdict_lines)
+from rnea_ros.analysis.conditioning import (  # noqa: F401 - the stages, importable from here
+    Excerpt, filter_choice, load_recordings, load_samples, parse_fixed, Progress,
+    read_recordings, Samples)
+from rnea_ros.analysis.identification import Accumulator
 from rnea_ros.analysis.output import identified_urdf, node_parameters, write_atomic
-from rnea_ros.analysis.recordings import count_joint_states, iter_joint_states
-from rnea_ros.core import friction as fr
+from rnea_ros.analysis.report import plot, residual_rms, summarise, text_report  # noqa: F401
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.regressor import inertial_parameters, joint_parameters
 
-
-class Progress:
-    """A progress line on stderr: redrawn on a terminal; elsewhere every 10 %, long runs only."""
-
-    def __init__(self, label, total, stream=None, long_rows=1_000_000):
-        """Show progress of ``total`` rows (0: unknown, nothing shown)."""
-        self.stream = stream or sys.stderr
-        self.tty = hasattr(self.stream, 'isatty') and self.stream.isatty()
-        self.label, self.total = label, int(total)
-        self.show = self.total > 0 and (self.tty or self.total >= long_rows)
-        self.done, self.shown, self.start = 0, -1, time.monotonic()
-
-    def update(self, rows):
-        """Count rows read; redraw when due."""
-        self.done += rows
-        if not self.show:
-            return
-        percent = min(100, int(100 * self.done / self.total))
-        step = percent if self.tty else percent // 10 * 10
-        if step != self.shown:
-            self.shown = step
-            line = (f'{self.label}: {percent:3d} % ({self.done / 1e6:.2f} of '
-                    f'{self.total / 1e6:.2f} M rows, {time.monotonic() - self.start:.0f} s)')
-            self.stream.write(('\r' + line) if self.tty else line + '\n')
-            self.stream.flush()
-
-    def close(self):
-        """End the line on a terminal."""
-        if self.show and self.tty:
-            self.stream.write('\n')
-            self.stream.flush()
-
-
-def parse_fixed(items, model):
-    """Return {joint: position} of ``--fixed joint=value`` items (ValueError when malformed)."""
-    fixed = {}
-    for item in [i for token in (items or []) for i in token.replace(',', ' ').split()]:
-        name, sep, value = item.partition('=')
-        if not sep:
-            raise ValueError(f'--fixed {item!r}: give joint=value')
-        if name not in model.joint_names:
-            raise ValueError(f'--fixed {item!r}: {name!r} is not a joint of the model; joints: '
-                             f'{list(model.joint_names)}')
-        try:
-            fixed[name] = float(value)
-        except ValueError:
-            raise ValueError(f'--fixed {item!r}: {value!r} is not a number') from None
-        if not np.isfinite(fixed[name]):
-            raise ValueError(f'--fixed {item!r}: the position must be finite')
-    return fixed
-
-
-class Samples:
-    """Conditioned samples of one or more bags in model order, and how they were made.
-
-    ``data``: (Q, QD, QDD, E) (N, nq), (N, nv) x 3, or None when the samples were streamed
-    into sinks (:func:`read_recordings`) instead of kept; ``reports``: {bag: signals.Report};
-    ``held``: {joint: position} of the model joints the recordings lack.
-    """
-
-    def __init__(self, data, reports, held):
-        """Store the fields."""
-        self.data, self.reports, self.held = data, reports, held
-
-    def lines(self):
-        """Return text lines: the signal processing of each bag, the joints held."""
-        out = []
-        for bag, report in self.reports.items():
-            out.append(f'{bag}:')
-            out += ['  ' + line for line in report.lines()]
-        if self.held:
-            out.append('joints not in the recording, held still (their friction and rotor '
-                       'inertia keep the nominal values): '
-                       + ', '.join(f'{j} = {v:g}' for j, v in self.held.items()))
-        return out
-
-
-class Excerpt:
-    """Every k-th sample of a stream, at most about ``limit`` samples (for plots).
-
-    k doubles (every other kept sample dropped) whenever more than ``limit`` are kept, so that
-    the excerpt spans the whole recording in bounded memory; the fit never uses it.
-    """
-
-    def __init__(self, limit=20_000):
-        """Start empty, keeping every sample."""
-        self.limit, self.step, self.seen, self.parts = int(limit), 1, 0, []
-
-    def add(self, *arrays):
-        """Take a block of samples (arrays with one row per sample)."""
-        n = arrays[0].shape[0]
-        first = (-self.seen) % self.step
-        self.parts.append([a[first::self.step].copy() for a in arrays])
-        self.seen += n
-        if sum(p[0].shape[0] for p in self.parts) > self.limit:
-            data = self.data()
-            self.step *= 2
-            self.parts = [[a[::2] for a in data]]
-
-    def data(self):
-        """Return the kept samples as arrays (one per array given to :meth:`add`)."""
-        if not self.parts:
-            return None
-        return tuple(np.concatenate([p[k] for p in self.parts])
-                     for k in range(len(self.parts[0])))
-
-
-def load_recordings(bags, model, topic='/joint_states', window=None, cutoff=None, fixed=None,
-                    like=None, max_samples=None, chunk=20_000, progress=True):
-    """Return the :class:`Samples` of bags with every sample kept in arrays.
-
-    See :func:`read_recordings`; ``max_samples`` caps the samples kept (by decimation: a
-    preview, the fit streams instead and uses them all).
-    """
-    parts = []
-    recording = read_recordings(bags, model, topic, window, cutoff, fixed, like,
-                                sinks=[lambda *block: parts.append(list(block))],
-                                max_samples=max_samples, chunk=chunk, progress=progress)
-    if not parts:
-        raise ValueError('no samples left after cleaning the recordings')
-    data = []
-    for k in range(4):                  # one array at a time, its parts freed (peak memory)
-        data.append(np.concatenate([p[k] for p in parts]))
-        for p in parts:
-            p[k] = None
-    recording.data = tuple(data)
-    return recording
-
-
-def read_recordings(bags, model, topic='/joint_states', window=None, cutoff=None, fixed=None,
-                    like=None, sinks=(), max_samples=None, chunk=20_000, progress=True):
-    """Read and condition bags chunk by chunk; pass each block to every sink; return Samples.
-
-    Each sink is called with (Q, QD, QDD, E) of a block of conditioned samples in model order
-    (e.g. :meth:`rnea_ros.analysis.identification.Accumulator.add`); nothing is kept here, so
-    memory does not grow with the recording (the returned :class:`Samples` has ``data`` None).
-    The cutoffs are estimated on the first bag (module doc of :mod:`rnea_ros.analysis.signals`)
-    unless ``cutoff`` / ``window`` is given or ``like`` (the Samples of the training bags)
-    provides them.  ``fixed``: {joint: position} of model joints the recording lacks (others
-    lacking are held at 0).
-    """
-    fixed = dict(fixed or {})
-    if like is not None:
-        first = next(iter(like.reports.values()))
-        window = first.window or None
-        cutoff = None if window else dict(zip(first.joints, first.cutoff))
-    counts = [count_joint_states(bag, topic) for bag in bags]
-    total = sum(counts)
-    reports, held, blocks = {}, {}, 0
-    off_q, off_v = model.nq - model.njoints, model.nv - model.njoints
-
-    def emit(block):
-        nonlocal blocks
-        data = _model_order(block, model, present, held, off_q, off_v)
-        for sink in sinks:
-            sink(*data)
-        blocks += 1
-
-    for bag, count in zip(bags, counts):
-        bar = Progress(f'reading {os.path.basename(os.path.normpath(bag))}',
-                       count if progress else 0)
-        conditioner, cols, present = None, None, None
-        for t, names, Q, QD, E in iter_joint_states(bag, topic, chunk):
-            if E is None:
-                raise ValueError(f'bag {bag!r}: the joint states on {topic!r} carry no efforts; '
-                                 'identification needs measured efforts')
-            if conditioner is None:
-                present = [j for j in model.joint_names if j in names]
-                if not present:
-                    raise ValueError(f'bag {bag!r}: the joint states name none of the model '
-                                     f'joints {list(model.joint_names)}; they name {names}')
-                recorded = [j for j in fixed if j in present]
-                if recorded:
-                    raise ValueError(f'--fixed names joints the recording has: {recorded}; '
-                                     'it holds joints the recording lacks')
-                for j in model.joint_names:
-                    if j not in present:
-                        held[j] = fixed.get(j, 0.0)
-                cols = [names.index(j) for j in present]
-                given = cutoff
-                if isinstance(cutoff, dict):      # the first bag's estimate, by joint
-                    given = [cutoff.get(j, min(cutoff.values())) for j in present]
-                conditioner = signals.Conditioner(
-                    present, cutoff=given, window=window, expected_rows=total or None,
-                    max_samples=max_samples)
-                if isinstance(cutoff, dict):
-                    conditioner.report.method = 'training'
-
-            for block in conditioner.feed(t, Q[:, cols], None if QD is None else QD[:, cols],
-                                          E[:, cols]):
-                emit(block)
-            bar.update(t.size)
-        bar.close()
-        if conditioner is None:
-            raise ValueError(f'topic {topic!r} in {bag!r} has no usable messages')
-        for block in conditioner.finish():
-            emit(block)
-        reports[bag] = conditioner.report
-        if cutoff is None and window is None:     # later bags use the first bag's estimate
-            cutoff = dict(zip(conditioner.report.joints, conditioner.report.cutoff))
-    if not blocks:
-        raise ValueError('no samples left after cleaning the recordings')
-    return Samples(None, reports, held)
-
-
-def _model_order(block, model, present, held, off_q, off_v):
-    """Return (Q, QD, QDD, E) in model order of a block of the recorded joints."""
-    t, Qr, QDr, QDDr, Er = block
-    n = t.size
-    Q = np.zeros((n, model.nq))
-    QD, QDD, E = (np.zeros((n, model.nv)) for _ in range(3))
-    index = [model.joint_names.index(j) for j in present]
-    for j, value in held.items():
-        Q[:, off_q + model.joint_names.index(j)] = value
-    Q[:, off_q + np.asarray(index)] = Qr
-    for X, Xr in ((QD, QDr), (QDD, QDDr), (E, Er)):
-        X[:, off_v + np.asarray(index)] = Xr
-    return [Q, QD, QDD, E]
-
-
-def load_samples(bags, model, topic, window=None, order=2, cutoff=None, fixed=None):
-    """Return (Q, QD, QDD, E) of all bags in model order (see :func:`load_recordings`)."""
-    return load_recordings(bags, model, topic, window=window, cutoff=cutoff, fixed=fixed,
-                           progress=False).data
-
-
-def residual_rms(model, x, data, joints):
-    """Return the per-joint RMS of measured - predicted efforts (x: parameters or result)."""
-    Q, QD, QDD, E = data
-    P = predict(model, x, Q, QD, QDD)
-    off = model.nv - model.njoints
-    return np.sqrt(np.mean((E[:, off + joints] - P[:, off + joints]) ** 2, axis=0))
-
-
-def _scale_value(value):
-    """Return a velocity scale for the summary: a float, or a list per joint."""
-    return [float(v) for v in value] if isinstance(value, tuple) else float(value)
-
-
-def summarise(model, result, x_nom, train, validation):
-    """Return the report as a JSON-ready dict.
-
-    ``train`` and ``validation`` (or None): the :class:`Accumulator` of the samples (the
-    residuals come from its sums: no samples kept), or (Q, QD, QDD, E) arrays.
-    """
-    joints = result.moving
-    names = [model.joint_names[j] for j in joints]
-    fm = result.friction_model
-    out = {'robot': model.name, 'samples': result.samples, 'moving_joints': names,
-           'robot_joints': list(model.joint_names),
-           'condition_number': result.condition, 'warnings': list(result.warnings),
-           'friction_model': {'name': fm.name, 'law': fm.law,
-                              'velocity_scale': _scale_value(fm.scale),
-                              'stribeck_velocity': _scale_value(fm.stribeck_velocity),
-                              'parameters': list(fm.parameter_names)},
-           'friction_models': result.selection,
-           'weak_parameters': result.weak,
-           'base_parameters': [{'name': n, 'value': float(v), 'sigma_percent': float(s),
-                                'consistent_value': float(c), 'data_share': float(d)}
-                               for n, v, s, c, d in zip(result.base_names, result.beta,
-                                                        result.sigma_percent,
-                                                        result.beta_consistent,
-                                                        result.data_share)],
-           'joints': {model.joint_names[j]: _joint_row(model, result, j) for j in joints},
-           'residual_rms': {}}
-    for label, data in (('training', train), ('validation', validation)):
-        if data is None:
-            continue
-        if not isinstance(data, Accumulator):    # arrays: their sums (the same figures)
-            sums = Accumulator(model, [result.friction_model])
-            sums.add(*data)
-            data = sums
-        nominal = data.residual_rms(x_nom, joints)
-        identified = data.residual_rms(result, joints)
-        effort = data.effort_rms(joints)
-        out['residual_rms'][label] = {
-            n: {'nominal': float(a), 'identified': float(b), 'effort_rms': float(e)}
-            for n, a, b, e in zip(names, nominal, identified, effort)}
-    return out
-
-
-def _joint_row(model, result, j):
-    """Return one joint's identified terms: Fv, Fs (positive side), Fv-, Fs-, Fx, Ia, offset."""
-    t = result.friction_table[j]
-    row = {'Fv': float(t[fr.FV_POS]), 'Fs': float(t[fr.FS_POS]), 'Fv-': float(t[fr.FV_NEG]),
-           'Fs-': float(t[fr.FS_NEG]), 'Fx': float(t[fr.FX]), 'Ia': float(result.armature[j]),
-           'offset': float(t[fr.OFF])}
-    combined = result.armature_combined.get(model.joint_names[j])
-    if combined:
-        row['Ia_identifiable_only_as'] = combined
-    return row
-
-
-def text_report(summary):
-    """Return the report as text."""
-    lines = [f"robot {summary['robot']}: {summary['samples']} samples, moving joints "
-             f"{', '.join(summary['moving_joints'])}",
-             f"condition number of the base regressor: {summary['condition_number']:.4g}"]
-    lines += [f'WARNING: {w}' for w in summary['warnings']]
-    for label, table in summary['residual_rms'].items():
-        lines.append(f'residual RMS on {label} data (N m or N): nominal -> identified '
-                     '(effort RMS)')
-        for name, row in table.items():
-            lines.append(f"  {name:<24} {row['nominal']:10.4f} -> {row['identified']:10.4f}   "
-                         f"({row['effort_rms']:.4f})")
-    models = summary.get('friction_models') or []
-    if models:
-        lines.append('friction models, RMS error on held-out blocks of the training data '
-                     '(N m or N), * = chosen (the simplest within 2 % of the best; "per joint": '
-                     'that law with the v_s that predicts each joint best, if it is better), x '
-                     '= not admissible (predicts the moving joints > 2 % worse than the best):')
-        joints = list(models[0]['holdout_rms'])
-        lines.append(f"  {'model':<18}" + ''.join(f'{n[-12:]:>13}' for n in joints)
-                     + '   score (moving joints)')
-        for m in models:
-            mark = '*' if m['chosen'] else (' ' if m.get('admissible', True) else 'x')
-            lines.append(f"{mark} {m['name']:<18}"
-                         + ''.join(f"{m['holdout_rms'][n]:13.4f}" for n in joints)
-                         + f"   {m['score']:.4g} ({m.get('score_moving', m['score']):.4g})")
-    fm = summary['friction_model']
-    v_s, v_st = fm['velocity_scale'], fm['stribeck_velocity']
-    per_joint = isinstance(v_s, list)
-    lines.append(f"friction model {fm['name']}: tau_f = Fv(qd) qd + (Fs(qd) + Fx e(qd)) s(qd) "
-                 f"+ offset, s = {'clip' if fm['law'] == 'linear' else 'tanh'}(qd / "
-                 f"{'v_s' if per_joint else format(v_s, 'g')}), e = exp(-(qd / "
-                 f"{'v_st' if per_joint else format(v_st, 'g')})^2)")
-    if per_joint:
-        lines.append('  per joint v_s / v_st (rad/s or m/s): ' + ', '.join(
-            f'{name} {a:g}/{b:g}' for name, a, b in zip(summary['robot_joints'], v_s, v_st)))
-    lines.append('joint friction and rotor inertia: Fv+/Fv- (N m s/rad), Fs+/Fs- and Fx (N m), '
-                 'Ia (kg m^2), offset (N m)')
-    flagged = []
-    for name, p in summary['joints'].items():
-        mark = ''
-        if 'Ia_identifiable_only_as' in p:
-            mark = ' (Ia: see note)'
-            flagged.append(f"  {name}: only the sum {p['Ia_identifiable_only_as']} is "
-                           'identifiable; Ia is its share kept near the nominal')
-        lines.append(f"  {name:<24} Fv {p['Fv']:8.4f}/{p['Fv-']:8.4f}  Fs {p['Fs']:8.4f}/"
-                     f"{p['Fs-']:8.4f}  Fx {p['Fx']:7.4f}  Ia {p['Ia']:8.4f}  "
-                     f"offset {p['offset']:8.4f}{mark}")
-    if flagged:
-        lines.append('note: rotor inertia that only a sum with link inertias determines:')
-        lines += flagged
-    lines.append(f"base parameters ({len(summary['base_parameters'])}): WLS value, %sigma, "
-                 'physically consistent value, share decided by the data')
-    for p in summary['base_parameters']:
-        lines.append(f"  {p['value']:12.5g} {p['sigma_percent']:8.2f}% "
-                     f"{p['consistent_value']:12.5g} {100 * p['data_share']:4.0f}%"
-                     f"  {p['name']}")
-    return '\n'.join(lines)
-
-
-def plot(model, result, x_nom, data, out_dir, label, step=1):
-    """Write measured / nominal / identified efforts of the moving joints to a PNG; return it.
-
-    ``data``: (Q, QD, QDD, E) of every ``step``-th sample (an :class:`Excerpt`).
-    """
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    Q, QD, QDD, E = data
-    off = model.nv - model.njoints
-    P_nom = predict(model, x_nom, Q, QD, QDD)
-    P_id = predict(model, result, Q, QD, QDD)
-    n = result.moving.size
-    fig, axes = plt.subplots(n, 1, figsize=(10, 1.9 * n), sharex=True, squeeze=False)
-    for k, j in enumerate(result.moving):
-        ax = axes[k][0]
-        ax.plot(E[:, off + j], 'k', lw=1.0, label='measured')
-        ax.plot(P_nom[:, off + j], 'C0', lw=0.8, label='nominal URDF')
-        ax.plot(P_id[:, off + j], 'C1--', lw=0.8, label='identified')
-        ax.set_ylabel(model.joint_names[j], fontsize=7)
-        ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=7)
-    axes[-1][0].set_xlabel('sample' if step == 1 else f'sample (1 in {step} shown)')
-    fig.tight_layout()
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, f'identify_{label}.png')
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return path
+MAX_FOLDS = 8      # up to this many training recordings, each is held out in turn
 
 
 def run_identify(args):
@@ -463,50 +87,77 @@ def _run_identify(args):
         raise ValueError(f'--prior {args.prior}: give a positive weight (1 = one weighted '
                          'equation per prior scale)')
     fixed = parse_fixed(args.fixed, model)
+    scale = parse_effort_scale(getattr(args, 'effort_scale', None), model)
     friction = getattr(args, 'friction', 'auto')
+    cut, choice = filter_choice(args, model, fixed, scale)
+    f_v = choice['validation_hz']
     train = Accumulator(model, friction, args.band)
+    check = Accumulator(model, train.candidates, args.band)
+    folds = None
+    if 2 <= len(args.bags) <= MAX_FOLDS:     # each recording held out in turn
+        folds = [(Accumulator(model, train.candidates, args.band),
+                  Accumulator(model, train.candidates, args.band)) for _ in args.bags]
     shown = Excerpt() if args.report else None
     loaded = read_recordings(args.bags, model, args.topic, window=args.window,
-                             cutoff=args.cutoff, fixed=fixed,
-                             sinks=[train.add] + ([shown.add] if shown else []))
-    result = train.identify(prior=args.prior)
+                             cutoff=cut, fixed=fixed, effort_scale=scale,
+                             method='chosen' if choice.get('candidates') else None,
+                             sinks=[train.add] + ([shown.add] if shown else []),
+                             check=(f_v, [check.add]),
+                             bag_sinks=folds and [([f.add], [k.add]) for f, k in folds])
+    result = train.identify(prior=args.prior, check=check, folds=folds)
     validation, checked, shown_check = None, None, None
     if args.validate:
         validation = Accumulator(model, [result.friction_model], args.band)
         shown_check = Excerpt() if args.report else None
-        checked = read_recordings([args.validate], model, args.topic, fixed=fixed, like=loaded,
+        checked = read_recordings([args.validate], model, args.topic, fixed=fixed, cutoff=f_v,
+                                  method='validation', effort_scale=scale,
                                   sinks=[validation.add]
                                   + ([shown_check.add] if shown_check else []))
     x_nom = np.concatenate([inertial_parameters(model), joint_parameters(model)])
-    summary = summarise(model, result, x_nom, train, validation)
+    summary = summarise(model, result, x_nom, check, validation)
+    summary['effort_scale'] = scale
     summary['signals'] = {bag: r.to_dict() for bag, r in loaded.reports.items()}
+    summary['signals'].update({f'validation filter {bag}': r.to_dict()
+                               for bag, r in loaded.checks.items()})
+    summary['signals']['filter_choice'] = choice
     if checked is not None:
         summary['signals'].update({f'validation {bag}': r.to_dict()
                                    for bag, r in checked.reports.items()})
     summary['held_joints'] = loaded.held
+    sign = opposite_sign(model, check, x_nom, result.moving)
+    if sign:
+        summary['warnings'].append(sign)
+    verdict = not_worse(summary)
+    summary['comparison'] = verdict
+    refused = bool(verdict['worse']) and not getattr(args, 'force', False)
     urdf_text = identified_urdf(xml, model, result.phi, result.joint_params)
     RobotModel.from_urdf_string(urdf_text)                    # it must load back
     params_text = node_parameters(model, result) if args.params_out else None
     plots = []
-    if args.report:
+    if args.report and not refused:
         for data, label in ((shown, 'training'), (shown_check, 'validation')):
             if data is not None and data.data() is not None:
                 plots.append(plot(model, result, x_nom, data.data(), args.report, label,
                                   step=data.step))
         write_atomic(os.path.join(args.report, 'identify.json'), json.dumps(summary, indent=2))
-    write_atomic(args.out, urdf_text)
-    if params_text is not None:
-        write_atomic(args.params_out, params_text)
-    summary['outputs'] = {'urdf': args.out, 'params': args.params_out, 'plots': plots}
+    if not refused:
+        write_atomic(args.out, urdf_text)
+        if params_text is not None:
+            write_atomic(args.params_out, params_text)
+    summary['outputs'] = ({} if refused else
+                          {'urdf': args.out, 'params': args.params_out, 'plots': plots})
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
         lines = loaded.lines()
+        lines += cutoff.lines(choice) if choice.get('candidates') else []
         for bag, report in ({} if checked is None else checked.reports).items():
             lines += [f'validation {bag}:'] + ['  ' + line for line in report.lines()]
         print('\n'.join(lines))
         print(text_report(summary))
-    return 0
+    for line in verdict_lines(verdict, refused):
+        print(line, file=sys.stderr)
+    return REFUSED if refused else 0
 
 
 def add_identify_arguments(parser):
@@ -544,6 +195,14 @@ def add_identify_arguments(parser):
                         help='position of model joints the recording lacks (any sign; default '
                         '0)')
     parser.add_argument('--json', action='store_true', help='print JSON')
+    parser.add_argument('--effort-scale', nargs='*', metavar='[JOINT=]K', type=arg.SCALE,
+                        help='multiply the recorded efforts on reading: one K for every joint '
+                        'or joint=K (motor currents times their torque constant and gear '
+                        'ratio; -1 for an opposite sign convention)')
+    parser.add_argument('--force', action='store_true',
+                        help='write the outputs even when the identified model predicts a '
+                        'joint worse than the nominal URDF on held-out data (without it '
+                        f'identify then writes nothing and exits with status {REFUSED})')
 
 
 def run_excite(args):

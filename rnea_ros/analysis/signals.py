@@ -232,6 +232,9 @@ class Report:
     method: str = ''                # 'estimated', 'given', 'training' or 'savitzky-golay'
     window: int = 0
     joints: list = field(default_factory=list)
+    unwrapped: object = 0           # per joint: 2 pi jumps of a wrapped angle undone
+    effort_cutoff: float = None     # Hz: efforts low-passed too (parallel filtering), or None
+    choice: dict = None             # the cutoff search (rnea_ros.analysis.cutoff), if any
 
     def lines(self):
         """Return the report as text lines."""
@@ -242,11 +245,16 @@ class Report:
                f'{100.0 * self.irregular / max(self.intervals, 1):.1f} % of the intervals are '
                f'off it by > 10 % and were resampled (linear interpolation); {self.gaps} '
                f'gap(s) > {GAP:g} dt split the recording']
+        if np.any(self.unwrapped):
+            out.append('  wrapped angles: undone ' + ', '.join(
+                f'{j} {int(k)}x' for j, k in zip(self.joints, np.broadcast_to(
+                    self.unwrapped, (len(self.joints),))) if k) + ' (jumps > pi between samples)')
         if self.method == 'savitzky-golay':
             out.append(f'  accelerations: Savitzky-Golay derivative of the velocities, order 2 '
                        f'over {self.window} samples (--window)')
         else:
-            why = {'given': 'given (--cutoff)',
+            why = {'given': 'given (--cutoff)', 'chosen': 'chosen by held-out torque prediction',
+                   'validation': 'the validation filter (module cutoff)',
                    'training': "the training recording's estimate"}.get(
                 self.method, f'estimated: {MARGIN:g} x where the velocity spectrum falls to '
                              f'{KNEE:g} x its noise floor')
@@ -254,6 +262,9 @@ class Report:
             out.append(f'  accelerations: zero-phase Butterworth (order {ORDER}, forward and '
                        f'backward) on the velocities, then central differences; cutoff (Hz) '
                        f'{why}: {cuts}')
+        if self.effort_cutoff:
+            out.append(f'  efforts low-passed at {self.effort_cutoff:.3g} Hz as well (the same '
+                       'zero-phase filter on both sides of the comparison)')
         out.append(f'  kept every {self.decimation}. grid sample: {self.kept} of {self.grid} '
                    f'(rate {1.0 / (self.dt * self.decimation):.4g} Hz)')
         return out
@@ -267,7 +278,10 @@ class Report:
                 'kept_samples': self.kept, 'decimation': self.decimation,
                 'method': self.method, 'window': self.window or None,
                 'cutoff_hz': (None if self.cutoff is None else
-                              dict(zip(self.joints, map(float, self.cutoff))))}
+                              dict(zip(self.joints, map(float, self.cutoff)))),
+                'unwrapped': dict(zip(self.joints, map(int, np.broadcast_to(
+                    self.unwrapped, (len(self.joints),))))),
+                'effort_cutoff_hz': self.effort_cutoff, 'cutoff_choice': self.choice}
 
 
 class Conditioner:
@@ -282,10 +296,15 @@ class Conditioner:
 
     def __init__(self, joints, cutoff=None, window=None, dt=None, decimation=None,
                  expected_rows=None, max_samples=None, estimate_seconds=30.0,
-                 block=32768):
+                 block=32768, effort_cutoff=None, reported=False, rate_cutoff=None):
         """Set the options (see the class doc)."""
         self.report = Report(joints=list(joints))
         self.n = len(joints)
+        self.effort_cutoff = effort_cutoff
+        self.reported = reported
+        self.rate_cutoff = rate_cutoff  # Hz: decimate as for this cutoff too (streams alike)
+        self.wraps = np.zeros(self.n)       # 2 pi turns added to each joint's angle so far
+        self.last_q = None
         self.cutoff = None if cutoff is None else np.broadcast_to(
             np.asarray(cutoff, dtype=float), (self.n,)).copy()
         self.window = int(window) if window else None
@@ -331,6 +350,7 @@ class Conditioner:
         t, X = t[keep], X[keep]
         if t.size == 0:
             return []
+        X[:, :self.n] = self._unwrap(X[:, :self.n])
         if not self.ready:
             self.pending.append((t, X))
             self.pending_rows += t.size
@@ -339,6 +359,27 @@ class Conditioner:
                 return []
             return self._start()
         return self._grid(t, X)
+
+    def _unwrap(self, Q):
+        """Return clean positions with the 2 pi jumps of wrapped angles removed (step 1).
+
+        A logger that wraps an endless joint to [-pi, pi] makes it jump by about 2 pi between
+        two samples; no joint moves by more than pi in one logging interval, so every step
+        larger than pi is such a jump and is undone (the count per joint is reported).
+        Harmless for the dynamics (sines and cosines), essential for differences and filters.
+        """
+        prev = self.wraps * 0.0 if self.last_q is None else self.last_q
+        steps = np.diff(np.vstack([prev[None], Q]), axis=0)
+        if self.last_q is None:
+            steps[0] = 0.0
+        turns = np.where(np.abs(steps) > math.pi, np.round(steps / (2.0 * math.pi)), 0.0)
+        if np.any(turns):
+            self.report.unwrapped = (self.report.unwrapped
+                                     + np.count_nonzero(turns, axis=0)).astype(int)
+        Q = Q - 2.0 * math.pi * (self.wraps + np.cumsum(turns, axis=0))
+        self.wraps = self.wraps + turns.sum(axis=0)
+        self.last_q = Q[-1] + 2.0 * math.pi * self.wraps
+        return Q
 
     def finish(self):
         """Return the last processed blocks (call once, after the last feed)."""
@@ -372,7 +413,8 @@ class Conditioner:
         if self.decimation is None:
             rate = 1.0 / self.dt
             keep_rate = max(MIN_RATE, RATE_PER_CUTOFF * (0.0 if self.cutoff is None
-                                                         else float(self.cutoff.max())))
+                                                         else float(self.cutoff.max())),
+                            RATE_PER_CUTOFF * (self.rate_cutoff or 0.0))
             m = max(1, int(rate // keep_rate))
             if self.expected and self.max_samples:
                 m = max(m, int(math.ceil(self.expected / self.max_samples)))
@@ -461,11 +503,11 @@ class Conditioner:
         start = self.emitted - k0
         out = []
         if stop > start and n >= 2:
-            t, Q, QD, QDD, E = self._process(k0, Y)
+            block = self._process(k0, Y)
             k = k0 + np.arange(start, stop)
             sel = start + np.flatnonzero(k % self.decimation == 0)
             if sel.size:
-                out.append((t[sel], Q[sel], QD[sel], QDD[sel], E[sel]))
+                out.append(tuple(x[sel] for x in block))
                 self.report.kept += sel.size
             self.report.grid += stop - start
         self.emitted = k0 + stop
@@ -483,6 +525,7 @@ class Conditioner:
         Q = Y[:, :n]
         QD = Y[:, n:2 * n] if self.has_velocity else None
         E = Y[:, (2 if self.has_velocity else 1) * n:]
+        reported = QD
         anti_alias = 0.4 / (dt * self.decimation) if self.decimation > 1 else None
         if self.window:
             if QD is None:
@@ -495,10 +538,19 @@ class Conditioner:
         else:
             QD = lowpass(QD, dt, self.cutoff)
             QDD = derivative(QD, dt)
+        if self.effort_cutoff:
+            E = lowpass(E, dt, self.effort_cutoff)
         if anti_alias is not None:
             Q = lowpass(Q, dt, anti_alias)
-            E = lowpass(E, dt, anti_alias)
-        return t, Q, QD, QDD, E
+            if not self.effort_cutoff or self.effort_cutoff > anti_alias:
+                E = lowpass(E, dt, anti_alias)
+        if not self.reported:
+            return t, Q, QD, QDD, E
+        if reported is None:
+            reported = QD
+        elif anti_alias is not None:
+            reported = lowpass(reported, dt, anti_alias)
+        return t, Q, QD, QDD, E, reported
 
 
 def condition(t, Q, QD, E, joints=None, cutoff=None, window=None, decimation=1):

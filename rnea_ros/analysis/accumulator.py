@@ -1,0 +1,304 @@
+"""Accumulating: the normal equations of a recording, summed block by block (streaming).
+
+Step 0 of :mod:`rnea_ros.analysis.identification`: per joint the sums of its equations over
+the standard inertial columns it can depend on and every candidate's friction features, per
+bin of consecutive samples and per part (moving or slow rows), so that every sample is used
+and memory does not grow with the recording.  Also which joints the data moves.
+"""
+
+import math
+
+import numpy as np
+
+from rnea_ros.analysis.base_parameters import random_states
+from rnea_ros.analysis.friction_models import (feature_keys, features, friction_models,
+                                               nominal_friction_model, STICK_BAND,
+                                               usable_equations)
+from rnea_ros.core.regressor import NPARAM, regressor_batch
+
+
+MIN_RANGE = 0.02             # rad (or m): a joint whose range is smaller is held still
+
+MIN_USABLE = 50              # equations beyond the stick band a moving joint needs
+
+
+def moving_joints(model, Q, QD, band):
+    """Return the indices of the joints the data moves (:func:`moving`)."""
+    off_q, off_v = model.nq - model.njoints, model.nv - model.njoints
+    span = np.ptp(Q[:, off_q:], axis=0) if len(Q) else np.zeros(model.njoints)
+    fast = np.sum(np.abs(QD[:, off_v:]) > band, axis=0) if len(QD) else span
+    return moving(span, fast)
+
+
+def moving(span, fast):
+    """Return the joints whose own equations inform the fit: range and usable equations.
+
+    A joint moves when its range exceeds MIN_RANGE and at least MIN_USABLE of its equations
+    lie beyond the stick band (``fast``: their count per joint), however short a share of the
+    recording that is (a gripper finger opening and closing a few times).  Its equations then
+    weigh its body's mass and its friction and rotor inertia directly; what they leave
+    undecided keeps the nominal value (the prior).  Without them, the other joints' equations
+    alone would decide its body's parameters, through their sums with the bodies around it.
+    """
+    return np.flatnonzero((np.asarray(span) > MIN_RANGE) & (np.asarray(fast) >= MIN_USABLE))
+
+
+def structural_columns(model, states=12, seed=0):
+    """Return per joint the standard inertial columns its equation can depend on.
+
+    A joint's effort depends only on the bodies it carries (its subtree, RBDA section 5.3):
+    the regressor's other columns are exactly zero.  Found from random states of every joint
+    (an entry of the subtree that is zero at a dozen random states is zero everywhere).
+    """
+    rng = np.random.default_rng(seed)
+    Q, QD, QDD = random_states(model, states, rng)
+    W = regressor_batch(model, Q, QD, QDD).reshape(states, model.nv, -1)
+    off = model.nv - model.njoints
+    return [np.flatnonzero(np.any(W[:, off + j] != 0.0, axis=0)) for j in range(model.njoints)]
+
+
+class _Columns:
+    """The union of the candidates' base columns: rigid ones, then F features per moving joint."""
+
+    def __init__(self, model, bases, moving, keys):
+        rigid = NPARAM * model.nbodies
+        self.rigid = np.unique(np.concatenate([b.base[b.base < rigid] for b in bases]))
+        self.keys, self.moving = list(keys), np.asarray(moving)
+        self.F = len(self.keys)
+        self.size = self.rigid.size + self.moving.size * self.F
+        self.model = model
+
+    def select(self, fm, base):
+        """Return the union columns of a candidate's base columns (in base order)."""
+        rigid = NPARAM * self.model.nbodies
+        P = len(fm.groups) + 1
+        where = {j: k for k, j in enumerate(self.moving)}
+        out = []
+        for col in base.base:
+            if col < rigid:
+                out.append(int(np.searchsorted(self.rigid, col)))
+            else:
+                joint, k = divmod(int(col) - rigid, P)
+                key = fm.feature_keys(joint)[k]
+                out.append(self.rigid.size + where[joint] * self.F + self.keys.index(key))
+        return np.array(out, dtype=int)
+
+
+class Accumulator:
+    """Normal equations of a recording accumulated block by block (streaming identification).
+
+    ``add(Q, QD, QDD, E)`` takes conditioned samples (model order, any block length) and keeps
+    only sums, never the samples: per joint j of the model, over the standard inertial columns
+    its equation can depend on (:func:`structural_columns`) and the F feature columns of every
+    candidate friction model and of the nominal model's law (:func:`features`),
+    ``A_j = Y_j^T Y_j``, ``c_j = Y_j^T tau_j``, ``tau_j^T tau_j`` and the count, separately for
+    the equations with ``|qd_j| >= band`` and the slow ones (stick band), and per bin of
+    consecutive samples.  The bins have one length, a power of two, doubled (adjacent bins
+    merged) whenever there would be more than ``2 bins``: at the end there are ``bins`` to
+    ``2 bins`` bins whatever the recording's length (fewer for fewer samples), and their
+    boundaries depend only on the number of samples, not on how they were split into blocks.
+    Every fifth bin (2, 7, 12, ...) is held out for the choice of the friction model.  Also kept:
+    per joint the range, the count of samples faster than ``band`` and the mean position (what
+    :func:`moving_joints` and the held joints' positions need).
+
+    Memory: at most ``2 bins x 2 x sum_j (10 n_j + F)^2`` numbers (n_j bodies carried by joint
+    j), 33 MB for the 9-joint panda with every candidate (F = 24), whatever the length.  After
+    the pass, :meth:`identify` finds the moving joints and base parameters and maps the sums
+    onto the union of the candidates' base columns (base columns are standard columns: a
+    selection); the in-memory :func:`identify` is one ``add`` of all samples followed by the
+    same :meth:`identify`.
+    """
+
+    def __init__(self, model, friction='auto', band=STICK_BAND, bins=20, chunk=4000):
+        """Prepare empty sums (``friction`` as :func:`identify`)."""
+        self.model, self.band, self.chunk, self.max_bins = model, band, chunk, 2 * bins
+        self.candidates = (friction_models(model, friction) if isinstance(friction, str)
+                           else list(friction))
+        self.nominal = nominal_friction_model(model)
+        self.keys = feature_keys(self.candidates + [self.nominal])
+        self.F = len(self.keys)
+        self.cols = structural_columns(model)
+        self.sizes = [c.size + self.F for c in self.cols]
+        nj = model.njoints
+        self.bins, self.bin_size, self.samples = [], 1, 0
+        self.q_min, self.q_max = np.full(nj, np.inf), np.full(nj, -np.inf)
+        self.q_sum, self.fast = np.zeros(nj), np.zeros(nj)
+
+    def _empty_bin(self):
+        return [(np.zeros((2, m, m)), np.zeros((2, m)), np.zeros(2), np.zeros(2, dtype=int))
+                for m in self.sizes]
+
+    def _grow(self, total):
+        """Double the bin length until ``total`` samples fit in at most 2 bins bins."""
+        while -(-total // self.bin_size) > self.max_bins:
+            merged = []
+            for k in range(0, len(self.bins), 2):
+                pair = self.bins[k:k + 2]
+                if len(pair) == 2:
+                    for a, b in zip(*pair):
+                        for x, y in zip(a, b):
+                            x += y
+                merged.append(pair[0])
+            self.bins, self.bin_size = merged, 2 * self.bin_size
+
+    def add(self, Q, QD, QDD, E, QDR=None):
+        """Accumulate samples (N, nq), (N, nv) x 3 in model order.
+
+        ``QDR`` (N, nv): the velocities the recording reported, for the friction features and
+        the stick band (friction acts on the joint's own velocity reading, as in the node);
+        None: ``QD``.
+        """
+        QDR = QD if QDR is None else QDR
+        model = self.model
+        N = Q.shape[0]
+        if N == 0:
+            return
+        if not np.all(np.isfinite(E)):
+            raise ValueError('the efforts contain non-finite values')
+        off_q, off = model.nq - model.njoints, model.nv - model.njoints
+        self.q_min = np.minimum(self.q_min, Q[:, off_q:].min(axis=0))
+        self.q_max = np.maximum(self.q_max, Q[:, off_q:].max(axis=0))
+        self.q_sum += Q[:, off_q:].sum(axis=0)
+        self.fast += np.sum(np.abs(QDR[:, off:]) > self.band, axis=0)
+        self._grow(self.samples + N)
+        for start in range(0, N, self.chunk):
+            sl = slice(start, min(start + self.chunk, N))
+            W = regressor_batch(model, Q[sl], QD[sl], QDD[sl])
+            W = W.reshape(-1, model.nv, NPARAM * model.nbodies)
+            first = self.samples + start
+            b = (first + np.arange(W.shape[0])) // self.bin_size
+            while len(self.bins) <= b[-1]:
+                self.bins.append(self._empty_bin())
+            edges = np.concatenate([[0], np.flatnonzero(np.diff(b)) + 1, [b.size]])
+            feats = features(self.keys, QDR[sl, off:], QDD[sl, off:])   # (n, njoints, F)
+            for j in range(model.njoints):
+                row = off + j
+                Wj = np.hstack([W[:, row][:, self.cols[j]], feats[:, j]])
+                yj = E[sl, row]
+                slow = ~usable_equations(QDR[sl, row], self.band)
+                for lo, hi in zip(edges[:-1], edges[1:]):
+                    A, c, yy, n = self.bins[b[lo]][j]
+                    for p in (0, 1):
+                        mask = slow[lo:hi] == bool(p)
+                        if not mask.any():
+                            continue
+                        Wk, yk = Wj[lo:hi][mask], yj[lo:hi][mask]
+                        A[p] += Wk.T @ Wk
+                        c[p] += yk @ Wk
+                        yy[p] += yk @ yk
+                        n[p] += yk.size
+        self.samples += N
+
+    def moving_joints(self):
+        """Return the joints the data moves (as :func:`moving_joints`)."""
+        if self.samples == 0:
+            return np.zeros(0, dtype=int)
+        return moving(self.q_max - self.q_min, self.fast)
+
+    def hold(self):
+        """Return the mean position of every joint (where the joints that do not move stay)."""
+        return self.q_sum / max(self.samples, 1)
+
+    def totals(self, held_out=False):
+        """Return per joint (A, c, yy, n) summed over every bin (or the held-out ones)."""
+        out = []
+        for j in range(self.model.njoints):
+            parts = [b[j] for k, b in enumerate(self.bins) if not held_out or k % 5 == 2]
+            out.append(tuple(sum(p[k].sum(axis=0) for p in parts) for k in range(4)))
+        return out
+
+    def system(self, moving, columns):
+        """Return per part and moving joint (A, c, yy, n) on the union columns of ``columns``.
+
+        Parts (the leading axis): 0 and 1 the training bins' equations with ``|qd_j| >= band``
+        and below it (slow: stick-slip near zero velocity, which only a smooth law may use), 2
+        and 3 the same for the held-out bins.  Standard columns outside a joint's subtree are
+        zero in its equations; its features go to its own block of the union.
+        """
+        nm, size, F = len(moving), columns.size, columns.F
+        r = columns.rigid.size
+        A, c = np.zeros((4, nm, size, size)), np.zeros((4, nm, size))
+        yy, n = np.zeros((4, nm)), np.zeros((4, nm), dtype=int)
+        order = [self.keys.index(k) for k in columns.keys]
+        for jj, j in enumerate(moving):
+            cols = self.cols[j]
+            inside = np.isin(columns.rigid, cols)
+            union = np.concatenate([np.flatnonzero(inside), r + jj * F + np.arange(F)])
+            local = np.concatenate([np.searchsorted(cols, columns.rigid[inside]),
+                                    cols.size + np.asarray(order, dtype=int)])
+            for k, bin_ in enumerate(self.bins):
+                held = 2 if k % 5 == 2 else 0
+                Ab, cb, yb, nb = bin_[j]
+                for p in (0, 1):
+                    A[held + p, jj][np.ix_(union, union)] += Ab[p][np.ix_(local, local)]
+                    c[held + p, jj, union] += cb[p][local]
+                    yy[held + p, jj] += yb[p]
+                    n[held + p, jj] += nb[p]
+        return A, c, yy, n
+
+    def vector(self, j, phi, fm, joint_params):
+        """Return joint j's local parameter vector of rigid ``phi`` and a model's joint terms."""
+        v = np.zeros(self.sizes[j])
+        v[:self.cols[j].size] = phi[self.cols[j]]
+        for key, value in zip(fm.feature_keys(j), joint_params):
+            v[self.cols[j].size + self.keys.index(key)] += value
+        return v
+
+    def residual_rms(self, params, joints, held_out=False):
+        """Return per joint the RMS of measured minus predicted efforts over every sample.
+
+        ``held_out``: over the held-out bins only.
+
+        ``params``: an :class:`Identification`, or x = [phi, per joint Fv Fs Ia off] with the
+        model's own friction law (as :func:`predict`).  From the sums: ``tau^T tau - 2 v^T c +
+        v^T A v``, v the joint's parameters in its columns.
+        """
+        rigid = NPARAM * self.model.nbodies
+        if hasattr(params, 'friction_table'):     # an Identification
+            phi, fm = params.phi, params.friction_model
+            jp = fm.parameters_of(params.friction_table, params.armature)
+        else:
+            params = np.asarray(params, dtype=float)
+            phi, fm = params[:rigid], self.nominal
+            x = params[rigid:].reshape(-1, 4)                     # Fv Fs Ia off
+            jp = np.column_stack([x[:, 0], x[:, 1], x[:, 3], x[:, 2]])   # Fv Fs off Ia
+        totals = self.totals(held_out)
+        out = []
+        for j in joints:
+            A, c, yy, n = totals[j]
+            v = self.vector(j, phi, fm, jp[j])
+            out.append(math.sqrt(max(yy - 2.0 * v @ c + v @ A @ v, 0.0) / max(n, 1)))
+        return np.array(out)
+
+    def effort_rms(self, joints, held_out=False):
+        """Return per joint the RMS of the measured efforts."""
+        totals = self.totals(held_out)
+        return np.array([math.sqrt(totals[j][2] / max(totals[j][3], 1)) for j in joints])
+
+    def correlation(self, x, joints):
+        """Return per joint the correlation of measured efforts with those of parameters x.
+
+        x = [phi, per joint Fv Fs Ia off] with the model's own friction law; from the sums:
+        ``v^T c / sqrt(tau^T tau v^T A v)`` (not centred: a sign flip gives -1).
+        """
+        rigid = NPARAM * self.model.nbodies
+        jx = np.asarray(x[rigid:], dtype=float).reshape(-1, 4)
+        jp = np.column_stack([jx[:, 0], jx[:, 1], jx[:, 3], jx[:, 2]])
+        totals = self.totals()
+        out = []
+        for j in joints:
+            A, c, yy, n = totals[j]
+            v = self.vector(j, x[:rigid], self.nominal, jp[j])
+            out.append(float(v @ c / max(math.sqrt(max(yy * (v @ A @ v), 0.0)), 1e-300)))
+        return np.array(out)
+
+    def identify(self, prior=1.0, seed=0, check=None, folds=None):
+        """Return the :class:`Identification` of the accumulated samples (see :func:`identify`).
+
+        ``check``: an Accumulator of the same samples conditioned for validation (the same
+        bins): the prior weight is then raised along PRIOR_LADDER until the fit of the training
+        bins predicts no moving joint's held-out equations of ``check`` worse than the nominal
+        model (:func:`_prior_by_holdout`).
+        """
+        from rnea_ros.analysis.identification import _identify
+        return _identify(self, prior, seed, check, folds)
