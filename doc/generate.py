@@ -69,6 +69,8 @@ def cell(text):
 def code(value):
     """Return a value as inline code for a table cell."""
     text = value if isinstance(value, str) else repr(value)
+    if isinstance(value, bool):
+        text = str(value).lower()           # as YAML and ros2 param write it
     if isinstance(value, str):
         text = repr(value) if value == '' else value
     return '`' + text.replace('|', '\\|') + '`'
