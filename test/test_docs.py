@@ -245,3 +245,34 @@ def test_the_manual_builds_without_warnings(tmp_path):
     with open(tmp_path / 'html' / 'reference' / 'api.html', encoding='utf-8') as stream:
         api = stream.read()
     assert 'id="rnea_ros.core.dynamics.inverse_dynamics"' in api, 'autodoc documented nothing'
+
+
+def test_the_documented_merge_of_identified_parameters_keeps_the_safety_settings(tmp_path):
+    """The README's step 3 (and the tutorial's): its python3 -c line merges the two files.
+
+    Run as written on the shipped gravity-compensation file and a file laid out as
+    ``rnea-ros identify --params-out`` writes it (``/**: ros__parameters:``): the result keeps
+    ``enabled: false`` and the ramp, holds the identified friction, and the node accepts it.
+    """
+    import shutil
+    import yaml
+    from rnea_ros.node import params
+    with open(os.path.join(ROOT, 'README.md'), encoding='utf-8') as stream:
+        line = next(text for text in stream.read().split('\n')
+                    if text.startswith('python3 -c "import yaml;'))
+    source = line.split('"', 1)[1].rsplit('"', 1)[0]
+    shutil.copy(os.path.join(ROOT, 'config', 'gravity_compensation.yaml'), tmp_path / 'my_gc.yaml')
+    identified = {'friction_joints': ['joint1', 'joint2'], 'friction_viscous': [0.5, 0.4],
+                  'friction_coulomb': [1.0, 0.8], 'effort_offset': [0.01, -0.02],
+                  'armature': [0.1, 0.1], 'friction_law': 'tanh', 'coulomb_band': 0.05}
+    (tmp_path / 'rnea_identified.yaml').write_text(
+        yaml.safe_dump({'/**': {'ros__parameters': identified}}))
+    done = subprocess.run([sys.executable, '-c', source], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    merged = yaml.safe_load((tmp_path / 'my_gc.yaml').read_text())['/**']['ros__parameters']
+    assert merged['enabled'] is False and merged['ramp_time'] == 3.0
+    assert merged['mode'] == 'gravity_compensation'
+    assert {name: merged[name] for name in identified} == identified
+    config = params.node_config(merged)
+    assert config['friction_viscous'] == [0.5, 0.4] and config['enabled'] is False
