@@ -276,3 +276,30 @@ def test_the_documented_merge_of_identified_parameters_keeps_the_safety_settings
     assert {name: merged[name] for name in identified} == identified
     config = params.node_config(merged)
     assert config['friction_viscous'] == [0.5, 0.4] and config['enabled'] is False
+
+
+def test_a_descriptor_described_differently_makes_its_page_and_yaml_comment_stale(monkeypatch):
+    """The checks above can fail: change one descriptor's text and both differ."""
+    import dataclasses
+    from rnea_ros.node import params
+    changed = dataclasses.replace(params.SPECS['ramp_time'], description='Something else.')
+    table = tuple(changed if spec.name == 'ramp_time' else spec for spec in params.PARAMETERS)
+    monkeypatch.setattr(GENERATE, 'rnea_parameters', lambda: table)
+    assert 'doc/reference/node_parameters.md' in GENERATE.stale_pages()
+    specs = dict(params.SPECS, ramp_time=changed)
+    for path, (text, _) in GENERATE.config_texts().items():
+        assert GENERATE.yaml_with_descriptions(text, specs) != text, path
+
+
+def test_yaml_comments_keep_the_files_notes_and_drop_what_follows_a_value():
+    from rnea_ros.node import params
+    text = ('/**:\n  ros__parameters:\n    # Safety.\n\n    # an old description\n'
+            '    # Here: why this file sets it.\n    ramp_time: 3.0    # s, old comment\n'
+            '                      # its continuation\n    # max_effort: [30.0]\n')
+    new = GENERATE.yaml_with_descriptions(text, params.SPECS)
+    assert '    # Safety.\n\n' in new and 'an old description' not in new
+    assert '    # Here: why this file sets it.\n    ramp_time: 3.0\n' in new
+    assert 'old comment' not in new and 'continuation' not in new
+    assert ' '.join(params.SPECS['max_effort'].description.split()) in ' '.join(
+        line.lstrip('# ') for line in new.split('\n'))
+    assert GENERATE.yaml_with_descriptions(new, params.SPECS) == new
