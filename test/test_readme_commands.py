@@ -14,6 +14,9 @@ Generic: nothing here lists the documents' commands.  README.md and every page o
   declare, ``doc/generate.py``: no ``launch`` package needed), every ``-p name:=value`` of a
   node (``ros2 run rnea_ros NODE``, ``python -m MODULE``) a parameter that node declares.
   Programs that are not this project's (colcon, git, apt, ros2 topic, ...) are left alone.
+- commands written as inline code in the prose (`` `ros2 launch rnea_ros FILE [x:=1]` ``,
+  `` `rnea-ros identify` ``, `` `make doc` ``, ...) are checked the same way (brackets of
+  optional parts dropped; a placeholder in capitals, ``NAME``, skips the line).
 - every ``rnea_ros.x.y`` dotted path anywhere in the text (prose and code) must import, the
   last parts possibly attributes (``rnea_ros.core.payload.model_with_payload``); every
   ``from rnea_ros... import a, b`` of its ``python`` blocks must work; every ``python`` block
@@ -99,6 +102,36 @@ def shell_commands(only=None):
                 commands.extend((f'{document}:{start}', argv) for argv in split_chain(words))
                 buffer, start = '', None
             assert not buffer.strip(), f'{document}:{start}: unbalanced quotes in {buffer!r}'
+    return commands
+
+
+INLINE_COMMAND = re.compile(r'`((?:ros2 (?:run|launch|param) rnea_ros|ros2 param \w+ /rnea|'
+                            r'rnea-ros \w|python3? -m rnea_ros|make )[^`]*)`')
+
+
+def inline_commands(only=None):
+    """Return ('DOCUMENT:LINE', argv) of the commands written as inline code in the prose.
+
+    (``ros2 launch rnea_ros FILE [name:=value]``: optional parts in brackets count, without
+    the brackets; ``...`` is an ellipsis, not a word.)
+    """
+    commands = []
+    for document in [only] if only else documents():
+        fence = False
+        for number, line in enumerate(readme_lines(document), 1):
+            if re.match(r'\s*```', line):
+                fence = not fence
+            if fence:
+                continue
+            for match in INLINE_COMMAND.finditer(line):
+                text = match.group(1).replace('[', ' ').replace(']', ' ').replace('...', ' ')
+                try:
+                    words = shlex.split(text)
+                except ValueError:
+                    continue
+                commands.extend((f'{document}:{number}', argv) for argv in split_chain(words)
+                                if not any(re.fullmatch(r'[A-Z_]+|…', word)
+                                           for word in argv[:5]))   # a placeholder: NAME
     return commands
 
 
@@ -348,7 +381,7 @@ def test_readme_has_shell_commands_to_check():
 
 def test_every_documented_shell_command_runs_or_exists():
     checks = Checks()
-    for line, argv in shell_commands():
+    for line, argv in shell_commands() + inline_commands():
         checks.command(line, argv)
     checks.problems += run_helps(checks.help_jobs)
     for note in checks.skipped:
