@@ -303,3 +303,18 @@ def test_yaml_comments_keep_the_files_notes_and_drop_what_follows_a_value():
     assert ' '.join(params.SPECS['max_effort'].description.split()) in ' '.join(
         line.lstrip('# ') for line in new.split('\n'))
     assert GENERATE.yaml_with_descriptions(new, params.SPECS) == new
+
+
+def test_the_readme_is_a_front_page_that_reaches_gravity_compensation_early():
+    """Issue 30's targets: at most 250 lines, the gravity-compensation launch by line 80."""
+    with open(os.path.join(ROOT, 'README.md'), encoding='utf-8') as stream:
+        lines = stream.read().split('\n')
+    assert len(lines) <= 250
+    first = next(number for number, line in enumerate(lines, 1)
+                 if line.startswith('ros2 launch rnea_ros gravity_compensation.launch'))
+    assert first <= 80, f'the gravity-compensation launch is on line {first}'
+    linked = set(re.findall(r'\]\((doc/[\w/]+\.md)\)', '\n'.join(lines)))
+    sections = {os.path.relpath(os.path.dirname(p), ROOT)
+                for p in glob.glob(os.path.join(DOC, '*', '*.md'))} - {'doc/_build'}
+    for folder in ('doc/tutorials', 'doc/concepts', 'doc/reference', 'doc/measured'):
+        assert folder in sections and any(p.startswith(folder + '/') for p in linked), folder
