@@ -33,4 +33,6 @@ autodoc_member_order = 'bysource'
 autodoc_mock_imports = ['control_msgs']
 
 html_theme = 'alabaster'
+# Wide reference tables: let the page use the window (rosdoc2 applies its own theme).
+html_theme_options = {'page_width': '95%', 'body_max_width': 'none', 'sidebar_width': '240px'}
 html_static_path = []
