@@ -497,6 +497,12 @@ def api_page():
             "their members. `import rnea_ros` gives the library's main "
             'functions (`rnea_ros/__init__.py`); each module below documents its own. '
             '`rnea_ros.feedforward.action_proxy` needs control_msgs and is not shown here.\n')
+    import rnea_ros
+    rows = [[f'`{name}`', f'`{module}`'] for module, names in rnea_ros._EXPORTS.items()
+            for name in names]
+    text += ('\n## `import rnea_ros`\n\nThe names the package exports (loaded on first use), '
+             'and the module that defines and documents each:\n\n' +
+             table(['Name', 'Module'], sorted(rows)))
     groups = {}
     for name in api_modules():
         groups.setdefault('.'.join(name.split('.')[:2]), []).append(name)
