@@ -113,21 +113,25 @@ def spec_range(spec):
 
 def rnea_parameter_page():
     """Return the section of the rnea node's parameters."""
-    configs = {name: config_values(name) for name in RNEA_CONFIGS}
+    configs = {name: config_values(name) for name in RNEA_CONFIGS if name != 'rnea.yaml'}
     rows = []
     for spec in rnea_parameters():
-        shipped = ', '.join(f'{name}: {code(values[spec.name])}'
-                            for name, values in configs.items() if spec.name in values)
-        rows.append([f'`{spec.name}`', spec.kind.replace('_', ' '), code(spec.default),
-                     spec_range(spec), cell(spec.description), shipped])
+        kind = spec.kind.replace('_', ' ')
+        limits = spec_range(spec)
+        shipped = '; '.join(f'`{name}` sets {code(values[spec.name])}'
+                            for name, values in configs.items()
+                            if spec.name in values and values[spec.name] != spec.default)
+        rows.append([f'`{spec.name}`', kind + (f'; {limits}' if limits else ''),
+                     code(spec.default), cell(spec.description) + (
+                         f' *({shipped}.)*' if shipped else '')])
     return ('## rnea (`rnea_node`, `rnea_lifecycle_node`)\n\n'
             'Declared from the table of `rnea_ros/node/params.py` (with '
             '`monitor_params.py`, `payload_estimation_params.py` and `observer_params.py`); '
-            '`ros2 param describe /rnea NAME` prints the same description and range. The last '
-            'column gives the value each shipped parameter file sets (`config/rnea.yaml` holds '
-            'every default). How values are read: [](parameter_values.md).\n\n' +
-            table(['Parameter', 'Type', 'Default', 'Range', 'Description', 'Shipped files'],
-                  rows))
+            '`ros2 param describe /rnea NAME` prints the same description and range. '
+            '`config/rnea.yaml` holds every default; where `config/gravity_compensation.yaml` '
+            'sets another value, the description says so. How values are read: '
+            '[](parameter_values.md).\n\n' +
+            table(['Parameter', 'Type, range', 'Default', 'Description'], rows))
 
 
 def feedforward_parameters():
