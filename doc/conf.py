@@ -8,7 +8,24 @@ Build with ``make doc`` (HTML into ``doc/_build/html``, warnings as errors).
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+
+def _doc_folder():
+    """Return this folder: rosdoc2 execs this file from its own conf.py, elsewhere.
+
+    Then ``__file__`` is rosdoc2's file; the folder is the source folder sphinx-build was
+    given (an argument), or ``doc`` under the working directory.
+    """
+    candidates = [os.path.dirname(os.path.abspath(globals().get('__file__', '.')))]
+    candidates += [os.path.abspath(arg) for arg in sys.argv[1:] if not arg.startswith('-')]
+    candidates += [os.getcwd(), os.path.join(os.getcwd(), 'doc')]
+    for folder in candidates:
+        if os.path.isfile(os.path.join(folder, 'generate.py')) and \
+                os.path.isfile(os.path.join(folder, 'topics.yaml')):
+            return folder
+    raise RuntimeError('doc/conf.py: cannot find the doc folder (with generate.py)')
+
+
+HERE = _doc_folder()
 sys.path.insert(0, os.path.dirname(HERE))       # the package: autodoc and the generator
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, '_ext'))
