@@ -50,6 +50,4 @@ autodoc_member_order = 'bysource'
 autodoc_mock_imports = ['control_msgs']
 
 html_theme = 'alabaster'
-# Wide reference tables: let the page use the window (rosdoc2 applies its own theme).
-html_theme_options = {'page_width': '95%', 'body_max_width': 'none', 'sidebar_width': '240px'}
-html_static_path = []
+html_static_path = ['_static']       # custom.css: wide pages for the reference tables
