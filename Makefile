@@ -90,3 +90,10 @@ bench: venv
 
 clean:
 	rm -rf $(VENV) $(JAZZY_VENV) build install log out .pytest_cache
+
+# The manual (doc/, Sphinx + MyST, the layout rosdoc2 builds): HTML in doc/_build/html,
+# warnings as errors. doc/conf.py first writes the reference pages from the code.
+.PHONY: doc
+doc: venv
+	$(BIN)/python -m sphinx -W --keep-going -b html -q doc doc/_build/html
+	@echo "manual: doc/_build/html/index.html"

@@ -156,11 +156,11 @@ def test_khalil_f_env_is_the_wrench_on_the_environment_opposite_to_f_ext():
         newton_euler(tree, q, qd, qdd, fe=f_env)                 # the ambiguous name is gone
 
 
-# -- README and command line ------------------------------------------------------------------
+# -- The manual and command line --------------------------------------------------------------
 
 def test_readme_closed_loop_example_is_consistent():
-    """The README's A_c, H_c (eq. 58) reproduce the Gamma computed just above them."""
-    with open(os.path.join(ROOT, 'README.md'), encoding='utf-8') as f:
+    """The manual's A_c, H_c (eq. 58) reproduce the Gamma computed just above them."""
+    with open(os.path.join(ROOT, 'doc', 'concepts', 'khalil.md'), encoding='utf-8') as f:
         readme = f.read()
     block = re.search(r'```python\n(from rnea_ros.khalil import ClosedLoopRobot\n.*?)```',
                       readme, re.S).group(1)

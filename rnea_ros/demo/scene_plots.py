@@ -17,17 +17,18 @@ def _pyplot():
 
 
 def plot_push_torques(path, scene, records, estimates, figures):
-    """Write applied vs estimated external joint torques around the push, per arm joint.
+    """Write applied vs estimated external joint torques around the push, one plot per joint.
 
-    ``estimates``: {label: estimate dict} (identified, nominal); the push window is shaded,
-    detections of the identified model drawn as a vertical line.
+    Every joint of the record is shown, those the push does not load too (the panda's joint 7
+    and fingers: what the observer reads there is its error).  ``estimates``: {label: estimate
+    dict} (identified, nominal); the push window is shaded, detections of the identified model
+    drawn as a vertical line.
     """
     record = records['push_identified']
     names = list(record['joint_names'])
     time = np.asarray(record['time'])
     truth = np.asarray(record['external_torque'])
-    active = np.flatnonzero(np.abs(truth).max(axis=0) > 1e-6)
-    columns = active if active.size else np.arange(len(names))
+    columns = np.arange(len(names))
     pyplot, figure, axes = analysis._figure_grid(len(columns))
     start, end = scene.start, scene.start + scene.duration
     shown = (time >= start - WINDOW_BEFORE_S) & (time <= end + WINDOW_AFTER_S)
