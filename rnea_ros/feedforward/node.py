@@ -132,6 +132,10 @@ class TrajectoryFeedforwardNode(Node):
             if self.get_parameter_or(name).type_ == Parameter.Type.NOT_SET:    # file: `[]`
                 self.undeclare_parameter(name)
                 self.declare_parameter(name, default, descriptor, ignore_override=True)
+            param = self.get_parameter(name)
+            typed = param_guard.converted(param, KINDS[name])   # [] is a byte array in rclpy
+            if typed is not param:
+                self.set_parameters([typed])
         error = next(filter(None, (self._type_reason(self.get_parameter(name))
                                    for name in KINDS)), None)    # a file's wrong type
         if error:

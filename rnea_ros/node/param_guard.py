@@ -150,15 +150,30 @@ def guarded_on_set(callback, log=None):
     refused as one line naming the parameters (and logged), the node keeps running.
     """
     def on_set(params):
+        names = ', '.join(p.name for p in params)
         try:
-            return callback(params)
+            result = callback(params)
         except Exception as exc:  # noqa: B902 - any failure refuses the change, never the node
-            names = ', '.join(p.name for p in params)
             reason = f'{names} refused: {_first_line(exc)}'
             if log is not None:
                 log.error(reason)
             return SetParametersResult(successful=False, reason=reason)
+        if not result.successful and not any(p.name in result.reason for p in params):
+            result.reason = f'{names}: {result.reason}'     # say which parameter it was
+        return result
     return on_set
+
+
+def guarded_post_set(callback, log=None):
+    """Return a post-set-parameters callback that logs an exception instead of raising it."""
+    def post_set(params):
+        try:
+            callback(params)
+        except Exception as exc:  # noqa: B902 - the values are set: report, keep running
+            if log is not None:
+                log.error(f'after setting {", ".join(p.name for p in params)}: '
+                          f'{_first_line(exc)}')
+    return post_set
 
 
 def check_types(params, kinds):

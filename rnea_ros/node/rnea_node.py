@@ -127,6 +127,9 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
         from rnea_ros.node.payload_estimation import PayloadEstimation   # ~/estimate_payload
         self._payload_estimation = PayloadEstimation(self)
         self._applying = True
+        # Added last, so run first (rclpy): no other callback sees a value of a wrong type.
+        self.add_on_set_parameters_callback(param_guard.guarded_on_set(self._type_gate,
+                                                                       self._log))
         param_guard.guard_services(self, self._log)     # no request can end the node
         if self._configured and self._description_source():
             self._reload_model()        # a description parameter that fails: error at start-up
@@ -319,17 +322,12 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
 
     def _on_set_parameters(self, params):
         joint_names = self._rt.model.joint_names if self._rt is not None else None
+        refused = self._type_gate(params)
+        if not refused.successful:
+            return refused
         for param in params:
-            # A delete request (ros2 param delete) is refused once declared; at declaration a
-            # file's `name: []` arrives as "not set" (see _declare).
             if param.type_ == Parameter.Type.NOT_SET:
-                if self._applying:
-                    return SetParametersResult(successful=False, reason=param_guard.type_reason(
-                        param.name, self._param_kind(param.name), param))
                 continue
-            error = type_reason(param)
-            if error:
-                return SetParametersResult(successful=False, reason=error)
             error = node_params.check_value(param.name, _plain(param.value), joint_names)
             value = _plain(param.value, param.name)
             if param.name == 'command_topic' and not error:
@@ -343,6 +341,25 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
                 self._apply({p.name: _plain(p.value, p.name) for p in params})
             except ValueError as exc:
                 return SetParametersResult(successful=False, reason=str(exc))
+        return SetParametersResult(successful=True)
+
+    def _type_gate(self, params):
+        """Refuse deletes and values of a wrong ROS type, naming the parameter and its type.
+
+        The first check of every path that sets parameters (issue 29), before anything reads
+        the values: it is the last on-set callback added (rclpy runs the newest first) and the
+        start of :meth:`_on_set_parameters` (declarations).  A delete request (ros2 param
+        delete) is refused once declared; at declaration a file's `name: []` arrives as "not
+        set" (see :meth:`_declare`).
+        """
+        for param in params:
+            if param.type_ == Parameter.Type.NOT_SET:
+                error = self._applying and param_guard.type_reason(
+                    param.name, self._param_kind(param.name), param)
+            else:
+                error = type_reason(param)
+            if error:
+                return SetParametersResult(successful=False, reason=error)
         return SetParametersResult(successful=True)
 
     def _apply(self, changes):
