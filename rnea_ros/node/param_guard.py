@@ -171,8 +171,8 @@ def guarded_post_set(callback, log=None):
             callback(params)
         except Exception as exc:  # noqa: B902 - the values are set: report, keep running
             if log is not None:
-                log.error(f'after setting {", ".join(p.name for p in params)}: '
-                          f'{_first_line(exc)}')
+                log.error(f'{", ".join(p.name for p in params)}: set, but applying them '
+                          f'failed: {_first_line(exc)}')
     return post_set
 
 
