@@ -239,7 +239,7 @@ class Probe:
             node.step()
             node.publish_joint_state()
             key = 'sim'
-        if not target.spin_until(lambda: key in self.answers):
+        if not target.spin_until(lambda: key in self.answers, PROBE_TIMEOUT):
             return None
         return self.answers.pop(key)
 
@@ -328,6 +328,9 @@ class Target:
         names = self.call('list', ListParameters.Request()).result.names
         descriptors = self.call('describe', DescribeParameters.Request(names=names)).descriptors
         values = self.call('get', GetParameters.Request(names=names)).values
+        if len(values) != len(names):   # one is declared without a value: rclpy answers []
+            values = [(self.call('get', GetParameters.Request(names=[n])).values or
+                       [ParameterValue()])[0] for n in names]
         return {name: (d, v) for name, d, v in zip(names, descriptors, values)}
 
     def value(self, name):
@@ -396,6 +399,7 @@ class Fuzzer:
         self.cases += 1
         target = self.target
         descriptor, original = self.declared[name]
+        declared = original.type or descriptor.type     # a value, or a type only
         killed = target.killed
         result = self.request(path, name, value)
         if target.killed > killed:
@@ -407,13 +411,12 @@ class Fuzzer:
         given, given_value = plain(value)
         choices = _choices(descriptor)
         if result.successful:
-            converted = given == original.type or yaml_typed(original.type, given, given_value,
-                                                             choices)
+            converted = given == declared or yaml_typed(declared, given, given_value, choices)
             now = target.value(name)
             if path == 'set_parameters' or path == 'set_parameters_atomically':
                 if not converted:
                     self.fail(name, value, path, 'a value of a wrong type was accepted')
-                elif now is None or now.type != original.type:
+                elif now is None or now.type != declared:
                     self.fail(name, value, path, f'stored as type {now and now.type}')
             restore = target.restore(name, original)
             if isinstance(restore, str) or not restore.successful:
@@ -422,10 +425,9 @@ class Fuzzer:
             reason = result.reason
             if not reason or name not in reason:
                 self.fail(name, value, path, f'refused without naming it: {reason!r}')
-            wrong = given != original.type and not yaml_typed(original.type, given,
-                                                              given_value, choices)
+            wrong = given != declared and not yaml_typed(declared, given, given_value, choices)
             if wrong and not descriptor.read_only and path != 'set_payload' and \
-                    given != T.PARAMETER_NOT_SET and TYPE_WORDS[original.type] not in reason:
+                    given != T.PARAMETER_NOT_SET and TYPE_WORDS.get(declared, '?') not in reason:
                 self.fail(name, value, path, f'reason does not name the type: {reason!r}')
             now = target.value(name)
             if now is None or plain(now)[0] != original.type or \
@@ -494,6 +496,7 @@ VALUES = st.one_of(
     st.builds(lambda v: value_msg(T.PARAMETER_DOUBLE_ARRAY, v), st.lists(FLOATS, max_size=12)),
     st.builds(lambda v: value_msg(T.PARAMETER_STRING_ARRAY, v), st.lists(TEXT, max_size=12)),
 )
+PROBE_TIMEOUT = float(os.environ.get('RNEA_FUZZ_PROBE_TIMEOUT', '5'))   # s, per answer
 EXAMPLES = int(os.environ.get('RNEA_FUZZ_EXAMPLES', '200'))
 
 
