@@ -18,7 +18,12 @@ value's ROS type against the parameter's kind before anything reads the value:
 - :func:`guarded_pre_set` / :func:`guarded_on_set`: the callbacks as given, but an exception
   inside them becomes a refusal with its reason instead of the end of the node;
 - :func:`check_declared`: the start-up check of every declared value (a parameter file with a
-  wrong type): ValueError with one line naming the parameter.
+  wrong type): ValueError with one line naming the parameter;
+- :func:`topic_reason`: a topic-name parameter checked with rclpy's validators, expanded;
+- :func:`guard_services`: every service callback of a node answers a request it cannot
+  handle with a refusal (rclpy's parameter services raise on an unknown type code).
+
+doc/reference/robustness.md says what this guarantees and how the tests check it.
 """
 
 import math
@@ -174,21 +179,6 @@ def guarded_post_set(callback, log=None):
                 log.error(f'{", ".join(p.name for p in params)}: set, but applying them '
                           f'failed: {_first_line(exc)}')
     return post_set
-
-
-def check_types(params, kinds):
-    """Return a SetParametersResult refusing the first parameter of a wrong type, or None.
-
-    ``kinds`` maps parameter names to their kinds; names not in it are not checked here.
-    """
-    for param in params:
-        kind = kinds.get(param.name)
-        if kind is None:
-            continue
-        reason = type_reason(param.name, kind, param)
-        if reason:
-            return SetParametersResult(successful=False, reason=reason)
-    return None
 
 
 def check_declared(node, kinds):
