@@ -195,7 +195,7 @@ def test_command_joints_typo_is_one_parameter_error_not_a_rejected_description(c
         for signum, handler in handlers.items():
             signal.signal(signum, handler)
     err = capfd.readouterr().err
-    assert code == 1
+    assert code == 2
     assert err.count('panda_jiont2') == 1, err
     assert 'robot description' not in err and 'invalid parameters' in err, err
 

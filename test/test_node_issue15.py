@@ -88,7 +88,7 @@ def test_invalid_command_topic_at_start_up_is_refused_with_a_reason(context):
         RneaNode(context=context, parameter_overrides=[
             Parameter('urdf_file', value=PANDA), Parameter('command_topic', value='bad topic!!')])
     run = _run_node('-p', f'urdf_file:={PANDA}', '-p', 'command_topic:=bad topic!!')
-    assert run.returncode == 1 and 'not a valid topic name' in run.stderr
+    assert run.returncode == 2 and 'not a valid topic name' in run.stderr
     assert 'Traceback' not in run.stderr
 
 
@@ -97,7 +97,7 @@ def test_missing_urdf_file_is_an_error_at_start_up(context):
         RneaNode(context=context,
                  parameter_overrides=[Parameter('urdf_file', value='/no/such/robot.urdf')])
     run = _run_node('-p', 'urdf_file:=/no/such/robot.urdf')
-    assert run.returncode == 1 and 'cannot read URDF file' in run.stderr
+    assert run.returncode == 2 and 'cannot read URDF file' in run.stderr
     assert 'Traceback' not in run.stderr and 'keeping the previous model' not in run.stderr
 
 

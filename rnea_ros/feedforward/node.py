@@ -33,6 +33,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from rnea_ros.feedforward.filler import TrajectoryFiller
 from rnea_ros.feedforward.messages import fill_trajectory
+from rnea_ros.node import param_guard
 from rnea_ros.node import params as node_params
 from rnea_ros.node import runtime
 from std_msgs.msg import String
@@ -51,6 +52,10 @@ HOLD = {
     'hold_joints': ([], 'model joints no trajectory names, held at hold_positions'),
     'hold_positions': ([], 'positions (rad, m) of hold_joints, one per name; [] = all 0'),
 }
+# The kind of every parameter that can change at run time (param_guard checks the ROS type
+# of each new value against it before anything reads the value; issue 29).
+KINDS = dict({name: node_params.SPECS[name].kind for name in SHARED},
+             hold_joints='string_array', hold_positions='double_array')
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -115,24 +120,35 @@ class TrajectoryFeedforwardNode(Node):
         self._topic_description = None
         self._filler = None
         if hasattr(self, 'add_pre_set_parameters_callback'):    # rclpy >= Iron
-            self.add_pre_set_parameters_callback(
-                lambda params: [runtime.typed_parameter(param) for param in params])
+            self.add_pre_set_parameters_callback(param_guard.guarded_pre_set(self._typed))
         for name in SHARED:
             declare_shared(self, node_params.SPECS[name])
         for name, (default, text) in OWN.items():
             self.declare_parameter(name, default, ParameterDescriptor(
                 description=text, read_only=True))
         for name, (default, text) in HOLD.items():      # [] = not set: typed when set
-            self.declare_parameter(name, default, ParameterDescriptor(
-                description=text, dynamic_typing=True))
+            descriptor = ParameterDescriptor(description=text, dynamic_typing=True)
+            self.declare_parameter(name, default, descriptor)
+            if self.get_parameter_or(name).type_ == Parameter.Type.NOT_SET:    # file: `[]`
+                self.undeclare_parameter(name)
+                self.declare_parameter(name, default, descriptor, ignore_override=True)
+            param = self.get_parameter(name)
+            typed = param_guard.converted(param, KINDS[name])   # [] is a byte array in rclpy
+            if typed is not param:
+                self.set_parameters([typed])
+        error = next(filter(None, (self._type_reason(self.get_parameter(name))
+                                   for name in KINDS)), None)    # a file's wrong type
+        if error:
+            raise ValueError(error)
         self._cfg = self._config({})
-        error = self._check(self._cfg)
+        error = self._check(self._cfg) or self._topics_error(self._cfg)
         if error:
             raise ValueError(error)
         self._source, self._filler = build_filler(self._cfg)
         if self._filler is not None:
             self._log.info(self._loaded_line())
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.add_on_set_parameters_callback(
+            param_guard.guarded_on_set(self._on_set_parameters, self._log))
         self._pub = self.create_publisher(JointTrajectory, self._cfg['output_topic'], 10)
         self.create_subscription(JointTrajectory, self._cfg['input_topic'], self._on_trajectory,
                                  10)
@@ -140,6 +156,30 @@ class TrajectoryFeedforwardNode(Node):
                                  DESCRIPTION_QOS)
         self._log.info(f'feed-forward from {self.resolve_topic_name(self._cfg["input_topic"])} '
                        f'to {self.resolve_topic_name(self._cfg["output_topic"])}')
+        param_guard.guard_services(self, self._log)     # no request can end the node
+
+    @staticmethod
+    def _typed(params):
+        """Pre-set callback: values in their kinds' types (never raises; see param_guard)."""
+        return [runtime.typed_parameter(p) if p.name in node_params.SPECS
+                else param_guard.converted(p, KINDS[p.name]) if p.name in KINDS else p
+                for p in params]
+
+    @staticmethod
+    def _type_reason(param):
+        """Return why a new value's ROS type does not fit its parameter (deletes too), or None."""
+        if param.name in node_params.SPECS:
+            return runtime.type_reason(param)
+        if param.name in KINDS:
+            return param_guard.type_reason(param.name, KINDS[param.name], param)
+        return None
+
+    def _topics_error(self, cfg):
+        for name in OWN:
+            error = param_guard.topic_reason(self, name, cfg[name])
+            if error:
+                return error
+        return None
 
     def _config(self, changes):
         cfg = {name: _plain(self.get_parameter(name).value, name)
@@ -170,6 +210,9 @@ class TrajectoryFeedforwardNode(Node):
                 f'{list(model.joint_names)}; model parameters set: {given or "none"}')
 
     def _on_set_parameters(self, params):
+        error = next(filter(None, map(self._type_reason, params)), None)   # deletes, types
+        if error:
+            return SetParametersResult(successful=False, reason=error)
         cfg = self._config(params)
         error = self._check(cfg)
         if error is None:
@@ -214,14 +257,15 @@ def main(args=None, stop=None):
     stop = [] if stop is None else stop
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.append(True))
-    rclpy.init(args=sys.argv if args is None else args,
-               signal_handler_options=SignalHandlerOptions.NO)
     try:
+        rclpy.init(args=sys.argv if args is None else args,
+                   signal_handler_options=SignalHandlerOptions.NO)
         node = TrajectoryFeedforwardNode()
-    except (ParameterException, ValueError, OSError) as exc:
-        print(f'trajectory_feedforward: cannot start: {exc}', file=sys.stderr)
+    except (ParameterException, ValueError, TypeError, OSError, RuntimeError) as exc:
+        print(f'trajectory_feedforward: cannot start: {param_guard.one_line(exc)}',
+              file=sys.stderr)
         rclpy.try_shutdown()
-        return 1
+        return 2
     executor = make_executor('events')
     try:
         spin_until_signal(node, executor, lambda: bool(stop))

@@ -14,6 +14,7 @@ with ``ros2 lifecycle set /rnea configure`` / ``activate``.
 import sys
 
 from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
+from rnea_ros.node import param_guard
 from rnea_ros.node.rnea_node import main as node_main
 from rnea_ros.node.rnea_node import RneaNode
 
@@ -27,6 +28,7 @@ class ManagedRneaNode(LifecycleNodeMixin, RneaNode):
         """Declare parameters and interfaces; load nothing until configured."""
         RneaNode.__init__(self, **kwargs)
         LifecycleNodeMixin.__init__(self)
+        param_guard.guard_services(self, self._log)     # the lifecycle services too
 
     def on_configure(self, state):
         """Load the model from the current description (FAILURE with the reason)."""

@@ -45,6 +45,7 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rnea_ros.core.observer import CollisionDetector, MomentumObserver, WrenchEstimator
+from rnea_ros.node import param_guard
 from rnea_ros.node import params as node_params
 from rnea_ros.node.bookkeeping import wire
 from rnea_ros.node.observer_params import (check_observer_value, check_reversal_thresholds,
@@ -193,8 +194,10 @@ class ObserverMixin:
     def _observer_setup(self):
         """Create the observer's publishers and parameter callbacks (in __init__)."""
         self._observer = NodeObserver(self)
-        self.add_on_set_parameters_callback(self._observer_check)
-        self.add_post_set_parameters_callback(self._observer_changed)
+        self.add_on_set_parameters_callback(param_guard.guarded_on_set(self._observer_check,
+                                                                       self._log))
+        self.add_post_set_parameters_callback(param_guard.guarded_post_set(
+            self._observer_changed, self._log))
 
     def _observer_take(self, msg):
         """Keep the joint state message: its efforts are read after the efforts are out."""

@@ -33,7 +33,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import AccelStamped, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 import rclpy
-from rclpy.exceptions import InvalidTopicNameException, ParameterException
+from rclpy.exceptions import ParameterException
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -43,16 +43,16 @@ from rclpy.qos import (DurabilityPolicy, HistoryPolicy, qos_profile_sensor_data,
 from rclpy.qos_overriding_options import QoSOverridingOptions
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
-from rclpy.validate_topic_name import validate_topic_name
 from rnea_ros.node import _cold_start  # first: it times the kernels' compile below
 from rnea_ros.node import bookkeeping as node_io
+from rnea_ros.node import param_guard
 from rnea_ros.node import params as node_params
 from rnea_ros.node.bookkeeping import wire
 from rnea_ros.node.inputs import InputsMixin
 from rnea_ros.node.observer import ObserverMixin
 from rnea_ros.node.outputs import CycleMixin
 from rnea_ros.node.runtime import (BackgroundLoader, descriptor, load_model, ModelRuntime, plain,
-                                   rejection, typed_parameter)
+                                   rejection, type_reason, typed_parameter)
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool
@@ -72,17 +72,6 @@ def _plain(value, name=None):
     """Return a parameter value as a plain Python value in its table type (lists for arrays)."""
     value = plain(value)
     return value if name is None else node_params.normalise(name, value)[0]
-
-
-def topic_error(name, value):
-    """Return why a topic-name parameter value is invalid (rclpy's name rules), or None."""
-    if name != 'command_topic' or not value:
-        return None
-    try:
-        validate_topic_name(value)
-    except InvalidTopicNameException as exc:
-        return f'command_topic {value!r} is not a valid topic name: {str(exc).splitlines()[0]}'
-    return None
 
 
 class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
@@ -122,9 +111,12 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
         self._wait_kind = None
         self._command_notice = node_io.Notice(delay=0.0, period=60.0)
         self._other_commanders = []
+        # Every path that sets a parameter ends here (issue 29): no exception leaves these.
         if hasattr(self, 'add_pre_set_parameters_callback'):    # rclpy >= Iron
-            self.add_pre_set_parameters_callback(self._typed_parameters)
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+            self.add_pre_set_parameters_callback(
+                param_guard.guarded_pre_set(self._typed_parameters))
+        self.add_on_set_parameters_callback(
+            param_guard.guarded_on_set(self._on_set_parameters, self._log))
         for spec in node_params.PARAMETERS:
             self._declare(spec)
         self._cfg = {spec.name: self._initial_value(spec.name) for spec in node_params.PARAMETERS}
@@ -135,6 +127,10 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
         from rnea_ros.node.payload_estimation import PayloadEstimation   # ~/estimate_payload
         self._payload_estimation = PayloadEstimation(self)
         self._applying = True
+        # Added last, so run first (rclpy): no other callback sees a value of a wrong type.
+        self.add_on_set_parameters_callback(param_guard.guarded_on_set(self._type_gate,
+                                                                       self._log))
+        param_guard.guard_services(self, self._log)     # no request can end the node
         if self._configured and self._description_source():
             self._reload_model()        # a description parameter that fails: error at start-up
 
@@ -161,6 +157,13 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
     def _typed_parameters(self, params):
         """Pre-set callback: values in their table types (``ros2 param set mode off`` etc.)."""
         return [typed_parameter(param) for param in params]
+
+    def _param_kind(self, name):
+        """Return the kind of a parameter: its table entry's, or its current value's."""
+        spec = node_params.SPECS.get(name)
+        if spec is not None:
+            return spec.kind
+        return param_guard.KIND_OF_TYPE.get(self.get_parameter_or(name).type_, 'value')
 
     def _initial_value(self, name):
         try:
@@ -319,14 +322,16 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
 
     def _on_set_parameters(self, params):
         joint_names = self._rt.model.joint_names if self._rt is not None else None
+        refused = self._type_gate(params)
+        if not refused.successful:
+            return refused
         for param in params:
-            if param.type_ == Parameter.Type.NOT_SET and param.name in node_params.SPECS and \
-                    self._applying:
-                return SetParametersResult(successful=False,
-                                           reason=f'{param.name} cannot be undeclared')
+            if param.type_ == Parameter.Type.NOT_SET:
+                continue
             error = node_params.check_value(param.name, _plain(param.value), joint_names)
             value = _plain(param.value, param.name)
-            error = error or topic_error(param.name, value)
+            if param.name == 'command_topic' and not error:
+                error = param_guard.topic_reason(self, param.name, value)
             if param.name == 'enabled' and value and not error:
                 error = self._limit_clear_error()
             if error:
@@ -336,6 +341,25 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
                 self._apply({p.name: _plain(p.value, p.name) for p in params})
             except ValueError as exc:
                 return SetParametersResult(successful=False, reason=str(exc))
+        return SetParametersResult(successful=True)
+
+    def _type_gate(self, params):
+        """Refuse deletes and values of a wrong ROS type, naming the parameter and its type.
+
+        The first check of every path that sets parameters (issue 29), before anything reads
+        the values: it is the last on-set callback added (rclpy runs the newest first) and the
+        start of :meth:`_on_set_parameters` (declarations).  A delete request (ros2 param
+        delete) is refused once declared; at declaration a file's `name: []` arrives as "not
+        set" (see :meth:`_declare`).
+        """
+        for param in params:
+            if param.type_ == Parameter.Type.NOT_SET:
+                error = self._applying and param_guard.type_reason(
+                    param.name, self._param_kind(param.name), param)
+            else:
+                error = type_reason(param)
+            if error:
+                return SetParametersResult(successful=False, reason=error)
         return SetParametersResult(successful=True)
 
     def _apply(self, changes):
@@ -504,13 +528,14 @@ def main(args=None, node_class=None, stop=None):
                         help='events: rclpy EventsExecutor (default, lowest CPU and latency); '
                         'single: SingleThreadedExecutor')
     options = parser.parse_args(remove_ros_args(args)[1:])
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     try:
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         node = (node_class or RneaNode)()
-    except (ParameterException, ValueError) as exc:
-        print(f'rnea: cannot start: {exc}', file=sys.stderr)
+    except (ParameterException, ValueError, TypeError, OSError, RuntimeError) as exc:
+        # Parameters refused at start-up (a parameter file of a wrong type too): one line, 2.
+        print(f'rnea: cannot start: {param_guard.one_line(exc)}', file=sys.stderr)
         rclpy.try_shutdown()
-        return 1
+        return 2
     executor = make_executor(options.executor)
     gc.collect()
     gc.freeze()     # start-up objects (numba, rclpy, the model) leave the collector's work

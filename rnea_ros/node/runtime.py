@@ -17,6 +17,7 @@ from rnea_ros import inverse_dynamics, reaction_wrenches
 from rnea_ros.core.urdf import parse_urdf, read_urdf_file
 from rnea_ros.node import bookkeeping as node_io
 from rnea_ros.node import checks as node_checks
+from rnea_ros.node import param_guard
 from rnea_ros.node import params as node_params
 from rnea_ros.node.bookkeeping import wire
 from sensor_msgs.msg import JointState
@@ -64,21 +65,39 @@ def plain(value):
         else value
 
 
+def type_reason(param):
+    """Return why a Parameter's ROS type does not fit its table entry, or None (issue 29).
+
+    :func:`rnea_ros.node.param_guard.type_reason` for the table's kind; a boolean given to a
+    string parameter fits when :func:`node_params.normalise` reads it as one of its words
+    (YAML's unquoted ``off``).  Names outside the table are not checked here.
+    """
+    spec = node_params.SPECS.get(param.name)
+    if spec is None:
+        return None
+    if spec.kind == 'string' and param.type_ == Parameter.Type.BOOL:
+        error = node_params.normalise(param.name, param.value)[1]
+        return error and error.replace(f'{param.name} got', f'{param.name} expects a string, '
+                                       'got', 1)
+    return param_guard.type_reason(param.name, spec.kind, param)
+
+
 def typed_parameter(param):
     """Return ``param`` in its table type (:func:`node_params.normalise`), or as it is.
 
-    A value that cannot be normalised is returned unchanged: the on-set check refuses it with
-    the reason.  An empty list becomes the parameter's own empty array (rclpy would type [] as
-    a byte array, `ros2 param set kp "[]"` sends a boolean array).
+    Never raises (it runs in rclpy's pre-set callback, where an exception ends the node): a
+    value of a type that does not fit (:func:`type_reason`) or that cannot be normalised is
+    returned unchanged, and the on-set check refuses it with the reason.  An empty list becomes
+    the parameter's own empty array (rclpy would type [] as a byte array, `ros2 param set kp
+    "[]"` sends a boolean array).
     """
     spec = node_params.SPECS.get(param.name)
-    if spec is None or param.type_ == Parameter.Type.NOT_SET:
+    if spec is None or param.type_ == Parameter.Type.NOT_SET or type_reason(param):
         return param
     value, error = node_params.normalise(param.name, plain(param.value))
-    kind = _TYPES[spec.kind]
-    if error or (param.type_ == kind and value == plain(param.value)):
+    if error:
         return param
-    return Parameter(param.name, kind, value)
+    return param_guard.converted(param, spec.kind, value)
 
 
 def rejection(label, exc, keeping=''):

@@ -10,18 +10,20 @@ import sys
 import time
 
 import numpy as np
-from rcl_interfaces.msg import ParameterType, SetParametersResult
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 import rclpy
+from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rnea_ros.core.layout import DEFAULT_GRAVITY
 from rnea_ros.core.payload import Payload
+from rnea_ros.node import param_guard
 from rnea_ros.sim.disturbances import add_payload_body, Disturbances, PayloadSwitch, Push
 from rnea_ros.sim.mujoco_model import (build_mujoco_model, check_efforts,
                                        default_initial_positions, joint_addresses, Simulation)
-from rnea_ros.sim.ros_helpers import (declare_parameters, ignore_stop_signals, init_ros,
+from rnea_ros.sim.ros_helpers import (ignore_stop_signals, init_ros,
                                       make_executor, parameter_value, running)
 from rnea_ros.sim.urdf_tools import read_urdf, urdf_joints
 from rosgraph_msgs.msg import Clock
@@ -107,6 +109,34 @@ PARAMETERS = (
 )
 
 
+# Each parameter's kind (rnea_ros.node.param_guard): run-time requests of another ROS type, and
+# deletes, are refused naming the parameter and its type; start-up values are checked too.
+KINDS = {name: param_guard.KIND_OF_TYPE[Parameter.Type(kind)] for name, _, kind, _ in PARAMETERS}
+
+
+def declare_typed_parameters(node):
+    """Declare :data:`PARAMETERS` on ``node``; ValueError (one line) for a value of a wrong type.
+
+    Declared with dynamic typing, so that rclpy does not refuse a start-up value typed as YAML
+    reads it (``physics_rate:=500`` is an integer, ``joints: []`` "not set") with a traceback:
+    :func:`rnea_ros.node.param_guard.check_declared` names the parameter and its type, and
+    :func:`rnea_ros.node.param_guard.converted` stores the value in its own type.
+    """
+    for name, default, kind, description in PARAMETERS:
+        descriptor = ParameterDescriptor(name=name, type=kind, description=description,
+                                         dynamic_typing=True)
+        node.declare_parameter(name, default, descriptor)
+        if node.get_parameter_or(name).type_ == Parameter.Type.NOT_SET:    # a file's `[]`
+            node.undeclare_parameter(name)
+            node.declare_parameter(name, default, descriptor, ignore_override=True)
+    param_guard.check_declared(node, KINDS)
+    for name, kind in KINDS.items():
+        param = node.get_parameter(name)
+        typed = param_guard.converted(param, kind)
+        if typed is not param:
+            node.set_parameters([typed])
+
+
 def seconds_to_time_msg(seconds, msg_type):
     """Fill a builtin_interfaces/Time-like message from seconds."""
     nanoseconds = int(round(seconds * 1e9))
@@ -167,9 +197,19 @@ class MujocoSimNode(Node):
     def __init__(self, **kwargs):
         """Declare parameters and start waiting for a robot description."""
         super().__init__('mujoco_sim', **kwargs)
-        declare_parameters(self, PARAMETERS)
+        declare_typed_parameters(self)
+        for name in ('joint_states_topic', 'command_topic', 'sync_topic',
+                     'robot_description_topic'):
+            reason = param_guard.topic_reason(self, name, self.param(name))
+            if reason:
+                raise ValueError(reason)
         self.paused = bool(self.param('paused'))
-        self.add_on_set_parameters_callback(self.on_set_parameters)
+        if hasattr(self, 'add_pre_set_parameters_callback'):    # rclpy >= Iron
+            self.add_pre_set_parameters_callback(param_guard.guarded_pre_set(
+                lambda params: [param_guard.converted(p, KINDS[p.name]) if p.name in KINDS
+                                else p for p in params]))
+        self.add_on_set_parameters_callback(
+            param_guard.guarded_on_set(self.on_set_parameters, self.get_logger()))
         self.simulation = None
         self.disturbances = None
         self.recorder = None
@@ -204,6 +244,7 @@ class MujocoSimNode(Node):
                 String, self.param('robot_description_topic'), self.on_description, latched)
             self.get_logger().info('waiting for the URDF on {}'.format(
                 self.param('robot_description_topic')))
+        param_guard.guard_services(self, self.get_logger())     # no request ends the node
 
     def param(self, name):
         """Return a parameter's value."""
@@ -212,13 +253,15 @@ class MujocoSimNode(Node):
     def on_set_parameters(self, parameters):
         """Accept run-time changes of ``paused`` only; the others are read at start."""
         for parameter in parameters:
-            if parameter.name != 'paused':
-                return SetParametersResult(
-                    successful=False,
-                    reason='only paused can change while the simulator runs; restart it to '
-                    'change {}'.format(parameter.name))
-            if parameter.type_ != Parameter.Type.BOOL:
-                return SetParametersResult(successful=False, reason='paused must be a bool')
+            kind = KINDS.get(parameter.name)
+            if kind is None:
+                continue        # rclpy's own (use_sim_time): typed and checked by rclpy
+            reason = param_guard.type_reason(parameter.name, kind, parameter)
+            if reason is None and parameter.name != 'paused':
+                reason = ('only paused can change while the simulator runs; restart it to '
+                          'change {} ({})'.format(parameter.name, param_guard.expected(kind)))
+            if reason:
+                return SetParametersResult(successful=False, reason=reason)
         for parameter in parameters:
             self.paused = parameter.value
             self.get_logger().info('paused' if self.paused else 'running')
@@ -484,11 +527,20 @@ class SimulationLoop:
 
 def main(args=None):
     """Run the simulator node (console script ``mujoco_sim``); exit 0 on SIGINT/SIGTERM."""
-    init_ros(args)
     node = None
     loop = None
     try:
+        init_ros(args)
         node = MujocoSimNode()
+    except (ParameterException, ValueError, TypeError, OSError, RuntimeError) as error:
+        # Refused at start-up (a parameter of a wrong type or value, a bad URDF): one line.
+        print('mujoco_sim: cannot start: {}'.format(param_guard.one_line(error)),
+              file=sys.stderr)
+        if rclpy.ok():
+            rclpy.shutdown()
+        ignore_stop_signals()
+        return 2
+    try:
         executor = make_executor()
         executor.add_node(node)
         loop = SimulationLoop(node, executor)
