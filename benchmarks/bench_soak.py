@@ -100,6 +100,9 @@ class Soak:
         bad = bad_joint_states(names, [c for c, _ in centers])
         self.bad_messages = [(kind, 'joint_states', msg) for kind, msg in bad] + \
             bad_side_messages(self.frame)
+        if args.messages:                   # only the kinds asked for (a substring matches)
+            self.bad_messages = [m for m in self.bad_messages
+                                 if any(word in m[0] for word in args.messages.split(','))]
         self.bad_stamps = {}            # stamp ns of a bad joint state -> its kind
         self.faults = []
         self.quarantine = set()
@@ -382,6 +385,7 @@ class Soak:
         """Return the figures of the run (a dict, also printed by :func:`report`)."""
         np = self.np
         out = {'duration': self.args.duration, 'rate': self.args.rate, 'arms': {},
+               'warmup': self.args.warmup,
                'load_before': self.load_before, 'load_after': self.load_after,
                'faults': self.faults, 'quarantine': sorted(self.quarantine),
                'accepted_messages': self.accepted_messages}
@@ -480,10 +484,11 @@ def report(res):
     """Print the figures and one PASS/FAIL line per target; return whether all passed."""
     def loads(x):
         return ' / '.join(f'{v:.2f}' for v in x)
-    print('\nrnea soak: two panda rnea nodes (/left, /right), gravity compensation, '
-          f"{res['rate']:.0f} Hz for {res['duration']:.0f} s, {os.cpu_count()} CPUs, "
-          f"load averages (1, 5, 15 min) before {loads(res['load_before'])}, after "
-          f"{loads(res['load_after'])}\n")
+    print(f"\nrnea soak ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+          f'{os.uname().nodename}, tree {tree()}): two panda rnea nodes (/left, /right), gravity '
+          f"compensation, {res['rate']:.0f} Hz for {res['duration']:.0f} s, warm-up "
+          f"{res['warmup']:.0f} s, {os.cpu_count()} CPUs, load averages (1, 5, 15 min) before "
+          f"{loads(res['load_before'])}, after {loads(res['load_after'])}\n")
     head = ('fault', 'kind', 'injected', 'refused', 'accepted (set back)', 'killed a node',
             'no answer', 'answers correct after', 'wrong after')
     print('| ' + ' | '.join(head) + ' |\n|' + '---|' * len(head))
@@ -509,6 +514,10 @@ def report(res):
         print(f'{name}: missing answers by the fault just before them: ' +
               (', '.join(f'{k} {v}' for k, v in blame[:8]) or 'none') +
               f"; publisher slots skipped (starved 50 ms, not counted): {a['skipped']}")
+    accepted = sorted({f"{f['detail'].split(' via ')[0]} ({f['kind']})" for f in res['faults']
+                       if f['outcome'].startswith('accepted')})
+    if accepted:
+        print('bad parameters accepted (then set back): ' + '; '.join(accepted))
     killers = sorted({f['detail'] for f in res['faults'] if f['outcome'] == 'killed the node'})
     if killers:
         print('parameters that killed a node: ' + '; '.join(killers))
@@ -520,6 +529,16 @@ def report(res):
         print(f"{'PASS' if passed else 'FAIL'}  {target}: {figure}")
         ok = ok and passed
     return ok
+
+
+def tree():
+    """Return the git commit of the tree this file is in (and whether it is modified)."""
+    try:
+        head = subprocess.run(['git', 'describe', '--always', '--dirty'], cwd=ROOT, text=True,
+                              capture_output=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        head = ''
+    return head or 'not a git checkout'
 
 
 def parse_args(argv=None):
@@ -536,6 +555,9 @@ def parse_args(argv=None):
                         help='arms that get bad parameters (comma-separated; empty: none)')
     parser.add_argument('--message-period', type=float, default=0.1,
                         help='seconds between bad messages, per arm')
+    parser.add_argument('--messages', default='',
+                        help='only these kinds of bad messages (comma-separated substrings of '
+                        "their names, e.g. 'huge,nan'; default: all)")
     parser.add_argument('--reload-period', type=float, default=5.0,
                         help='seconds between robot description republications, per arm')
     parser.add_argument('--kill-period', type=float, default=None,
