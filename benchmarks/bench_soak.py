@@ -14,8 +14,9 @@ every command, and injects the faults, each on its own period:
 - ``param``: a bad parameter, generated from what the running node declares (list and describe
   services): every other ROS type and a delete for each parameter, and non-finite numbers,
   extreme numbers, empty arrays, huge arrays and huge strings of its own type, through
-  ``set_parameters`` and ``set_parameters_atomically`` in turn; a value the node accepts is set
-  back to the value it had (and the answers in between are not judged);
+  ``set_parameters`` and ``set_parameters_atomically`` in turn (and ``~/set_payload`` for the
+  ``payload_*`` parameters); a value the node accepts is set back to the value it had (and the
+  answers in between are not judged);
 - ``message``: a bad message (wrong lengths, NaN/Inf, empty/duplicate names, huge arrays, bad
   stamps on ``joint_states``; NaN or unknown frames on ``~/external_wrenches``; wrong length and
   NaN on ``~/desired_accelerations_array``);
@@ -175,7 +176,9 @@ class Soak:
             return
         cases = parameter_cases([(d.name, d.type, d.read_only) for d in described])
         arm.cases = [case + (path,) for case in cases
-                     for path in ('set_parameters', 'set_parameters_atomically')]
+                     for path in ('set_parameters', 'set_parameters_atomically', 'set_payload')
+                     if path != 'set_payload' or (case[0].startswith('payload_')
+                                                  and '.' not in case[0])]
         random.Random(f'{self.args.seed}-{arm.name}').shuffle(arm.cases)
         arm.declared = len(names)
 

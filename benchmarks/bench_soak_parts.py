@@ -266,7 +266,9 @@ class Arm:
                         'set_parameters': node.create_client(SetParameters,
                                                              srv + 'set_parameters'),
                         'set_parameters_atomically': node.create_client(
-                            SetParametersAtomically, srv + 'set_parameters_atomically')}
+                            SetParametersAtomically, srv + 'set_parameters_atomically'),
+                        'set_payload': node.create_client(SetParametersAtomically,
+                                                          srv + 'set_payload')}
         self.times, self.stamps, self.status = array.array('d'), array.array('q'), \
             array.array('b')
         self.commands = self.bad_commands = self.nonfinite = 0
