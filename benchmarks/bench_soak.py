@@ -415,7 +415,8 @@ class Soak:
                 'alive': arm.alive_at_end,
                 'reloads_taken': len(arm.switches),
                 'reload_s': [b - a for a, b in arm.switches],
-                'declared': arm.declared, 'cases': len(arm.cases)}
+                'declared': arm.declared, 'cases': len(arm.cases),
+                'tried': min(arm.case_index, len(arm.cases))}
         return out
 
     def after(self, fault, times, status, tainted):
@@ -473,14 +474,17 @@ class Soak:
         return len(sent), len(sent) - len(missing), blame
 
     def rss_growth(self, life):
-        """Return (RSS MB after warm-up, at the end, minutes measured) of one node life."""
+        """Return (RSS MB after warm-up, at the end, minutes between, MB in the last half)."""
         start = life['first_answer']
         if start is None:
             return None
         samples = [(t, mb) for t, mb in life['rss'] if t >= start + self.args.warmup]
         if len(samples) < 2:
             return None
-        return samples[0][1], samples[-1][1], (samples[-1][0] - samples[0][0]) / 60.0
+        middle = (samples[0][0] + samples[-1][0]) / 2
+        half = [mb for t, mb in samples if t >= middle]
+        return (samples[0][1], samples[-1][1], (samples[-1][0] - samples[0][0]) / 60.0,
+                half[-1] - half[0])
 
 
 def report(res):
@@ -497,14 +501,17 @@ def report(res):
     print('| ' + ' | '.join(head) + ' |\n|' + '---|' * len(head))
     for row in fault_table(res['faults'], res['accepted_messages']):
         print('| ' + ' | '.join(str(x) for x in row) + ' |')
-    head = ('arm', 'node cases (params x kinds x paths)', 'RSS after warm-up / end MB',
+    head = ('arm', 'parameter cases tried / generated', 'RSS after warm-up / end MB (minutes; '
+            'growth in the last half)',
             'sent', 'answered', 'drops', 'non-finite', 'wrong answers', 'not judged',
             'commands (bad)', 'reloads taken (median s)', 'alive at end')
     print('\n| ' + ' | '.join(head) + ' |\n|' + '---|' * len(head))
     for name, a in res['arms'].items():
-        rss = '; '.join(f'{g[0]:.1f} / {g[1]:.1f} ({g[2]:.1f} min)' for g in a['rss'] if g)
+        rss = '; '.join(f'{g[0]:.1f} / {g[1]:.1f} ({g[2]:.1f} min; {g[3]:+.1f})'
+                        for g in a['rss'] if g)
         med = sorted(a['reload_s'])[len(a['reload_s']) // 2] if a['reload_s'] else float('nan')
-        print(f"| {name} | {a['declared']} params, {a['cases']} cases | {rss or '-'} | "
+        print(f"| {name} | {a['tried']} / {a['cases']} ({a['declared']} parameters) | "
+              f"{rss or '-'} | "
               f"{a['sent']} | {a['answered']} | {a['sent'] - a['answered']} | {a['nonfinite']} | "
               f"{a['mismatches']} | {a['not judged']} | {a['commands']} ({a['bad_commands']}) | "
               f"{a['reloads_taken']} ({med:.2f}) | {'yes' if a['alive'] else 'NO'} |")
