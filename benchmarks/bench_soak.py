@@ -523,7 +523,7 @@ def report(res):
         blame = sorted(a['blame'].items(), key=lambda x: -x[1])
         print(f'{name}: missing answers by the fault just before them: ' +
               (', '.join(f'{k} {v}' for k, v in blame[:8]) or 'none') +
-              f"; publisher slots skipped (starved 50 ms, not counted): {a['skipped']}")
+              f"; publisher slots skipped (starved 5 ms, not counted): {a['skipped']}")
     accepted = sorted({f"{f['detail'].split(' via ')[0]} ({f['kind']})" for f in res['faults']
                        if f['outcome'].startswith('accepted')})
     if accepted:

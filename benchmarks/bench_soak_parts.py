@@ -157,7 +157,7 @@ def serve_publisher(ns, rate, spec):
     answers).  Waits for a subscriber (the node), publishes 0.5 s not counted, then prints
     ``start <origin ns> <first counted k> <period ns>``, every 10 messages ``sent <k>`` (printed
     once they are out: what a SIGKILL cuts off is not counted), and ``skip <k> <k'>`` when it was
-    starved for 50 ms (the slots k to k' - 1 are not sent: no burst).
+    starved for 5 ms (the slots k to k' - 1 are not sent: no burst of more than 5 messages).
     """
     names, centers = spec['names'], spec['centers']
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -179,10 +179,10 @@ def serve_publisher(ns, rate, spec):
         left = t0 + k * period - time.monotonic()
         if left > 0:
             time.sleep(left)
-        elif left < -0.05:
+        elif left < -0.005:
             skip = int((time.monotonic() - t0) / period)
-            if k >= first:
-                print(f'skip {k} {skip}', flush=True)
+            if skip > first:
+                print(f'skip {max(k, first)} {skip}', flush=True)
             k = skip
         stamp = origin + k * period_ns
         msg.position, msg.velocity = trajectory(centers, stamp * 1e-9)
