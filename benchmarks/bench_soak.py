@@ -266,8 +266,8 @@ class Soak:
 
     def kill_fault(self, arm, schedule):
         """SIGKILL the arm's joint-state publisher; restart it after the gap."""
-        if not arm.alive() or arm.publisher is None or arm.publisher.proc.poll() is not None:
-            return
+        if not arm.alive() or arm.publisher is None or arm.publisher.started is None:
+            return                      # (a restarted publisher that is not streaming yet)
         arm.publisher.kill()
         arm.publisher = None
 
