@@ -52,8 +52,7 @@ sys.path.insert(0, os.path.join(ROOT, 'test'))
 sys.path.insert(0, HERE)
 
 from bench_soak_parts import (Arm, ARMS, bad_joint_states, bad_side_messages,  # noqa: E402
-                              CHECK_AFTER, fault_table, panda_variants, parameter_cases,
-                              TOL, verdicts)
+                              CHECK_AFTER, panda_variants, parameter_cases, report, TOL)
 from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
 from rcl_interfaces.msg import ParameterValue  # noqa: E402
 import rclpy  # noqa: E402
@@ -148,11 +147,11 @@ class Soak:
             return None
         return future.result()
 
-    def record(self, arm, category, kind, t, outcome='sent', detail='', run=None):
-        """Note one injected fault."""
+    def record(self, arm, category, kind, t, outcome='sent', detail='', run=None, wall=None):
+        """Note one injected fault (``wall``: when it was sent, default now)."""
         self.faults.append({'arm': arm.name, 'category': category, 'kind': kind, 't': t,
                             'outcome': outcome, 'detail': detail, 'run': run,
-                            'wall': time.time_ns()})
+                            'wall': time.time_ns() if wall is None else wall})
 
     # -- set-up -----------------------------------------------------------------------------
 
@@ -205,7 +204,7 @@ class Soak:
                 break
         else:
             return
-        start = time.monotonic()
+        start, wall = time.monotonic(), time.time_ns()
         param = [ParameterMsg(name=name, value=value)]
         request = (SetParameters.Request(parameters=param) if path == 'set_parameters' else
                    SetParametersAtomically.Request(parameters=param))
@@ -213,15 +212,16 @@ class Soak:
         detail = f'{name} via {path}'
         if response is None:
             if arm.alive():
-                return self.record(arm, 'param', kind, time.monotonic(), 'no answer', detail)
+                return self.record(arm, 'param', kind, time.monotonic(), 'no answer',
+                                   detail, wall=wall)
             arm.deaths[-1]['killed_by'] = f'{name} ({kind}) via {path}'
             if self.args.respawn:
                 self.quarantine.add(kind)
-            return self.record(arm, 'param', kind, None, 'killed the node', detail)
+            return self.record(arm, 'param', kind, None, 'killed the node', detail, wall=wall)
         result = response.results[0] if path == 'set_parameters' else response.result
         if not result.successful:
             return self.record(arm, 'param', kind, time.monotonic(), 'refused',
-                               detail + ': ' + result.reason[:120])
+                               detail + ': ' + result.reason[:120], wall=wall)
         old = arm.values.get(name, ParameterValue())
         back = self.call(arm, arm.clients['set_parameters'], SetParameters.Request(
             parameters=[ParameterMsg(name=name, value=old)]))
@@ -230,7 +230,7 @@ class Soak:
         if back is None or not back.results[0].successful:
             outcome = 'accepted, NOT set back'
             detail += ': ' + (back.results[0].reason[:120] if back else 'no answer')
-        self.record(arm, 'param', kind, time.monotonic() + 0.05, outcome, detail)
+        self.record(arm, 'param', kind, time.monotonic() + 0.05, outcome, detail, wall=wall)
 
     def message_fault(self, arm):
         """Publish the arm's next bad message (stamped now)."""
@@ -485,70 +485,6 @@ class Soak:
         half = [mb for t, mb in samples if t >= middle]
         return (samples[0][1], samples[-1][1], (samples[-1][0] - samples[0][0]) / 60.0,
                 half[-1] - half[0])
-
-
-def report(res):
-    """Print the figures and one PASS/FAIL line per target; return whether all passed."""
-    def loads(x):
-        return ' / '.join(f'{v:.2f}' for v in x)
-    print(f"\nrnea soak ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-          f'{os.uname().nodename}, tree {tree()}): two panda rnea nodes (/left, /right), gravity '
-          f"compensation, {res['rate']:.0f} Hz for {res['duration']:.0f} s, warm-up "
-          f"{res['warmup']:.0f} s, {os.cpu_count()} CPUs, load averages (1, 5, 15 min) before "
-          f"{loads(res['load_before'])}, after {loads(res['load_after'])}\n")
-    head = ('fault', 'kind', 'injected', 'refused', 'accepted (set back)', 'killed a node',
-            'no answer', 'answers correct after', 'wrong after')
-    print('| ' + ' | '.join(head) + ' |\n|' + '---|' * len(head))
-    for row in fault_table(res['faults'], res['accepted_messages']):
-        print('| ' + ' | '.join(str(x) for x in row) + ' |')
-    head = ('arm', 'parameter cases tried / generated', 'RSS after warm-up / end MB (minutes; '
-            'growth in the last half)',
-            'sent', 'answered', 'drops', 'non-finite', 'wrong answers', 'not judged',
-            'commands (bad)', 'reloads taken (median s)', 'alive at end')
-    print('\n| ' + ' | '.join(head) + ' |\n|' + '---|' * len(head))
-    for name, a in res['arms'].items():
-        rss = '; '.join(f'{g[0]:.1f} / {g[1]:.1f} ({g[2]:.1f} min; {g[3]:+.1f})'
-                        for g in a['rss'] if g)
-        med = sorted(a['reload_s'])[len(a['reload_s']) // 2] if a['reload_s'] else float('nan')
-        print(f"| {name} | {a['tried']} / {a['cases']} ({a['declared']} parameters) | "
-              f"{rss or '-'} | "
-              f"{a['sent']} | {a['answered']} | {a['sent'] - a['answered']} | {a['nonfinite']} | "
-              f"{a['mismatches']} | {a['not judged']} | {a['commands']} ({a['bad_commands']}) | "
-              f"{a['reloads_taken']} ({med:.2f}) | {'yes' if a['alive'] else 'NO'} |")
-    for name, a in res['arms'].items():
-        for d in a['deaths']:
-            print(f"{name} node died (exit {d['returncode']}), killed by "
-                  f"{d.get('killed_by') or 'no parameter in flight'}: {d['last_line']}")
-    for name, a in res['arms'].items():
-        blame = sorted(a['blame'].items(), key=lambda x: -x[1])
-        print(f'{name}: missing answers by the fault just before them: ' +
-              (', '.join(f'{k} {v}' for k, v in blame[:8]) or 'none') +
-              f"; publisher slots skipped (starved 5 ms, not counted): {a['skipped']}")
-    accepted = sorted({f"{f['detail'].split(' via ')[0]} ({f['kind']})" for f in res['faults']
-                       if f['outcome'].startswith('accepted')})
-    if accepted:
-        print('bad parameters accepted (then set back): ' + '; '.join(accepted))
-    killers = sorted({f['detail'] for f in res['faults'] if f['outcome'] == 'killed the node'})
-    if killers:
-        print('parameters that killed a node: ' + '; '.join(killers))
-    if res['quarantine']:
-        print('kinds not injected again after a kill (--respawn): ' + ', '.join(res['quarantine']))
-    print()
-    ok = True
-    for target, figure, passed in verdicts(res):
-        print(f"{'PASS' if passed else 'FAIL'}  {target}: {figure}")
-        ok = ok and passed
-    return ok
-
-
-def tree():
-    """Return the git commit of the tree this file is in (and whether it is modified)."""
-    try:
-        head = subprocess.run(['git', 'describe', '--always', '--dirty'], cwd=ROOT, text=True,
-                              capture_output=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        head = ''
-    return head or 'not a git checkout'
 
 
 def parse_args(argv=None):

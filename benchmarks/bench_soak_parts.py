@@ -1,4 +1,4 @@
-"""Parts of ``bench_soak.py``: the fault cases, the joint-state publisher process and an arm.
+"""Parts of ``bench_soak.py``: the fault cases, the publisher process, an arm, the report.
 
 The bad parameters are generated from what a running node declares (:func:`parameter_cases`),
 the bad messages from the joint names (:func:`bad_joint_states`, :func:`bad_side_messages`).
@@ -445,6 +445,71 @@ def verdicts(res):
          'wrong answers in all', checked > 0 and wrong == 0 and mismatches == 0),
         ('no node killed', f'{kills} node deaths', kills == 0),
     ]
+
+
+def report(res):
+    """Print the figures and one PASS/FAIL line per target; return whether all passed."""
+    def loads(x):
+        return ' / '.join(f'{v:.2f}' for v in x)
+    print(f"\nrnea soak ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+          f'{os.uname().nodename}, tree {tree()}): two panda rnea nodes (/left, /right), gravity '
+          f"compensation, {res['rate']:.0f} Hz for {res['duration']:.0f} s, warm-up "
+          f"{res['warmup']:.0f} s, {os.cpu_count()} CPUs, load averages (1, 5, 15 min) before "
+          f"{loads(res['load_before'])}, after {loads(res['load_after'])}\n")
+    head = ('fault', 'kind', 'injected', 'refused', 'accepted (set back)', 'killed a node',
+            'no answer', 'answers correct after', 'wrong after')
+    print('| ' + ' | '.join(head) + ' |\n|' + '---|' * len(head))
+    for row in fault_table(res['faults'], res['accepted_messages']):
+        print('| ' + ' | '.join(str(x) for x in row) + ' |')
+    head = ('arm', 'parameter cases tried / generated', 'RSS after warm-up / end MB (minutes; '
+            'growth in the last half)',
+            'sent', 'answered', 'drops', 'non-finite', 'wrong answers', 'not judged',
+            'commands (bad)', 'reloads taken (median s)', 'alive at end')
+    print('\n| ' + ' | '.join(head) + ' |\n|' + '---|' * len(head))
+    for name, a in res['arms'].items():
+        rss = '; '.join(f'{g[0]:.1f} / {g[1]:.1f} ({g[2]:.1f} min; {g[3]:+.1f})'
+                        for g in a['rss'] if g)
+        med = sorted(a['reload_s'])[len(a['reload_s']) // 2] if a['reload_s'] else float('nan')
+        print(f"| {name} | {a['tried']} / {a['cases']} ({a['declared']} parameters) | "
+              f"{rss or '-'} | "
+              f"{a['sent']} | {a['answered']} | {a['sent'] - a['answered']} | {a['nonfinite']} | "
+              f"{a['mismatches']} | {a['not judged']} | {a['commands']} ({a['bad_commands']}) | "
+              f"{a['reloads_taken']} ({med:.2f}) | {'yes' if a['alive'] else 'NO'} |")
+    for name, a in res['arms'].items():
+        for d in a['deaths']:
+            print(f"{name} node died (exit {d['returncode']}), killed by "
+                  f"{d.get('killed_by') or 'no parameter in flight'}: {d['last_line']}")
+    for name, a in res['arms'].items():
+        blame = sorted(a['blame'].items(), key=lambda x: -x[1])
+        print(f'{name}: missing answers by the fault just before them: ' +
+              (', '.join(f'{k} {v}' for k, v in blame[:8]) or 'none') +
+              f"; publisher slots skipped (starved 5 ms, not counted): {a['skipped']}")
+    accepted = sorted({f"{f['detail'].split(' via ')[0]} ({f['kind']})" for f in res['faults']
+                       if f['outcome'].startswith('accepted')})
+    if accepted:
+        print('bad parameters accepted (then set back): ' + '; '.join(accepted))
+    killers = sorted({f['detail'] for f in res['faults'] if f['outcome'] == 'killed the node'})
+    if killers:
+        print('parameters that killed a node: ' + '; '.join(killers))
+    if res['quarantine']:
+        print('kinds not injected again after a kill (--respawn): ' + ', '.join(res['quarantine']))
+    print()
+    ok = True
+    for target, figure, passed in verdicts(res):
+        print(f"{'PASS' if passed else 'FAIL'}  {target}: {figure}")
+        ok = ok and passed
+    return ok
+
+
+def tree():
+    """Return the git commit of the tree this file is in (and whether it is modified)."""
+    try:
+        head = subprocess.run(['git', 'describe', '--always', '--dirty'], text=True,
+                              cwd=os.path.dirname(os.path.abspath(__file__)),
+                              capture_output=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        head = ''
+    return head or 'not a git checkout'
 
 
 if __name__ == '__main__':
