@@ -388,7 +388,7 @@ class Soak:
         """Return the figures of the run (a dict, also printed by :func:`report`)."""
         np = self.np
         out = {'duration': self.args.duration, 'rate': self.args.rate, 'arms': {},
-               'warmup': self.args.warmup,
+               'warmup': self.args.warmup, 'logs': self.logdir,
                'load_before': self.load_before, 'load_after': self.load_after,
                'faults': self.faults, 'quarantine': sorted(self.quarantine),
                'accepted_messages': self.accepted_messages}

@@ -488,6 +488,7 @@ def report(res):
                        if f['outcome'].startswith('accepted')})
     if accepted:
         print('bad parameters accepted (then set back): ' + '; '.join(accepted))
+    print(f"node logs: {res['logs']}")
     killers = sorted({f['detail'] for f in res['faults'] if f['outcome'] == 'killed the node'})
     if killers:
         print('parameters that killed a node: ' + '; '.join(killers))
