@@ -104,6 +104,7 @@ def test_bad_joint_states_are_rejected_and_nothing_is_published_for_them(make, p
         'fewer positions': (names, q[:8], ()),
         'fewer velocities': (names, q, qd[:3]),
         'duplicate names': (names[:8] + [names[0]], q, ()),
+        'an empty name': (names + [''], list(q) + [0.1], ()),
         'unknown names only': (['foo', 'bar'], [0.1, 0.2], ()),
         'empty message': ([], [], ()),
     }

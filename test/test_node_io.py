@@ -68,6 +68,7 @@ def test_a_mimic_joint_named_in_the_message_uses_its_own_value():
     (['a', 'b'], [1.0, math.nan], [], 'NaN'),
     (['a', 'b'], [1.0, 2.0], [math.inf, 0.0], 'NaN or Inf'),
     (['a', 'a'], [1.0, 2.0], [], 'more than once'),
+    (['a', ''], [1.0, 2.0], [], 'empty joint name'),
 ])
 def test_invalid_joint_states_are_rejected_whole(names, position, velocity, reason):
     js = node_io.JointStateInput(NAMES[:3])

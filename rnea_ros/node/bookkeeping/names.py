@@ -95,7 +95,8 @@ class NameMap:
         """Return (src, dst, unknown, error) for a message's name list.
 
         ``src`` indexes the message arrays, ``dst`` the model arrays, ``unknown`` lists names the
-        model lacks, ``error`` is set for duplicate names.
+        model lacks, ``error`` is set for duplicate names and for an empty name (no joint can
+        have it: the message is malformed, its values are not used).
         """
         if len(names) > MAX_NAMES:
             return None, None, (), f'{len(names)} names (at most {MAX_NAMES})'
@@ -109,6 +110,8 @@ class NameMap:
         return hit
 
     def _build(self, names):
+        if '' in names:
+            return None, None, (), f'has an empty joint name (entry {names.index("")})'
         if len(set(names)) != len(names):
             return (None, None, (),
                     f'names a joint more than once: {truncated(duplicates(names))}')
