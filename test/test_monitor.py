@@ -90,6 +90,9 @@ def test_attach_payload_keeps_friction_armature_and_joint_order(panda_xml):
     ({'payload_link': '', 'payload_mass': 1.0}, 'payload_link is empty'),
     ({'payload_link': 'x', 'payload_mass': 1.0, 'payload_com': [0.0]}, '3 values'),
     ({'payload_link': 'x', 'payload_mass': 1.0, 'payload_inertia': [1.0]}, '6 values'),
+    ({'payload_link': 'x' * 10_000}, 'cannot be a link name'),        # even with no mass
+    ({'payload_link': 'a\x00b', 'payload_mass': 1.0}, 'cannot be a link name'),
+    ({'payload_link': 'two words'}, 'cannot be a link name'),
 ])
 def test_inconsistent_payload_parameters_are_explained(cfg, message):
     with pytest.raises(ValueError, match=message):

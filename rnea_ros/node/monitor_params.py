@@ -38,9 +38,22 @@ MODEL_PARAMETERS = tuple(PAYLOAD_DEFAULTS)
 PER_JOINT_PARAMETERS = ('contact_thresholds',)
 
 
+MAX_LINK_NAME = 256      # characters of a link name parameter
+
+
+def check_link_name(name, parameter):
+    """Raise ValueError unless ``name`` can be a URDF link name: printable, no spaces, short."""
+    if len(name) > MAX_LINK_NAME or not name.isprintable() or any(c.isspace() for c in name):
+        shown = name[:40] + ('...' if len(name) > 40 else '')
+        raise ValueError(f'{parameter} {shown!r} cannot be a link name (printable, no spaces, '
+                         f'at most {MAX_LINK_NAME} characters)')
+
+
 def payload_from_config(cfg):
     """Return the Payload the parameters describe, or None (ValueError when inconsistent)."""
     link = cfg.get('payload_link') or ''
+    if link:
+        check_link_name(link, 'payload_link')
     mass = cfg.get('payload_mass') or 0.0
     com = list(cfg.get('payload_com') or [0.0, 0.0, 0.0])
     inertia = list(cfg.get('payload_inertia') or [0.0] * 6)
