@@ -73,10 +73,13 @@ def test_demo_design_moves_every_joint_beyond_identifys_stick_band():
     reach it, and identify then rewrote their inertials without data (demo joint 5 biased by
     1 to 2 mrad).  The demo's design must move all nine joints, fingers included.
     """
-    from rnea_ros.analysis.cli import build_parser
+    import argparse
+    from rnea_ros.analysis.identify import add_identify_arguments
     from rnea_ros.analysis.identification import moving_joints
     from rnea_ros.demo.story import EXCITATION_HARMONICS
-    band = build_parser().parse_args(['identify', 'bag', '--urdf', 'u', '--out', 'o']).band
+    parser = argparse.ArgumentParser()
+    add_identify_arguments(parser)
+    band = parser.get_default('band')                          # identify's default stick band
     model = RobotModel.from_urdf_file(PANDA)
     design = optimise_excitation(model, duration=30.0, harmonics=EXCITATION_HARMONICS)
     _, Q, QD, _ = design.sample(1000.0)
