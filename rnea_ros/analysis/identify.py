@@ -91,11 +91,12 @@ def _run_identify(args):
     friction = getattr(args, 'friction', 'auto')
     cut, choice = filter_choice(args, model, fixed, scale)
     f_v = choice['validation_hz']
-    train = Accumulator(model, friction, args.band)
+    parallel = float(cut) if cut and choice.get('parallel') else None
+    train = Accumulator(model, friction, args.band, parallel=parallel)
     check = Accumulator(model, train.candidates, args.band)
     folds = None
     if 2 <= len(args.bags) <= MAX_FOLDS:     # each recording held out in turn
-        folds = [(Accumulator(model, train.candidates, args.band),
+        folds = [(Accumulator(model, train.candidates, args.band, parallel=parallel),
                   Accumulator(model, train.candidates, args.band)) for _ in args.bags]
     shown = Excerpt() if args.report else None
     loaded = read_recordings(args.bags, model, args.topic, window=args.window,
