@@ -347,7 +347,8 @@ class Accumulator:
                 held = k % 5 == 2
                 Ab, cb, yb, nb = bin_[j]
                 for p in (0, 1):
-                    for out, q in ([(2 + p, raw[p]), (4 + p, fit[p])] if held else [(p, p)]):
+                    pairs = [(2 + p, raw[p]), (4 + p, fit[p])] if held else [(p, fit[p])]
+                    for out, q in pairs:
                         A[out, jj][ix] += Ab[q][lx]
                         c[out, jj, union] += cb[q][local]
                         yy[out, jj] += yb[q]

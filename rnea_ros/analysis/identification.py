@@ -120,6 +120,7 @@ class Identification:
     holdout: dict = None         # identified vs nominal on held-out validation equations
     prior: float = 1.0           # the prior weight used
     recording_offsets: dict = None   # joint -> per training recording its fitted offset
+    filtering: dict = None       # parallel filtering or the measured equations, and the scores
 
     @property
     def joint_params(self):
@@ -211,7 +212,7 @@ def holdout_rms(sums, prior=1.0, seed=0, raw_fit=False):
 
 
 def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, folds=None,
-                      moments=None):
+                      moments=None, raw_fit=False):
     """Return (prior weight, per-joint weights, report): the weakest pull not worse than nominal.
 
     Held-out data: with ``folds`` (per training recording, its (fit sums, check sums)), each
@@ -236,7 +237,7 @@ def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, fol
     if folds:
         systems = []
         for f, k in folds:
-            (Af, cf, yf, nf), ext = f.system(moving, columns, extras=True)
+            (Af, cf, yf, nf), ext = f.system(moving, columns, extras=True, raw_fit=raw_fit)
             mom = fit.moments(ext['moments'], every)
             systems.append((fit.system(Af, cf, yf, nf, every, ext['moments']), mom,
                             fit.system(*k.system(moving, columns), (0, 1, 2, 3)), k))
@@ -272,7 +273,10 @@ def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, fol
         return np.sqrt(sse / np.maximum(cnt, 1))
 
     rows, pick = [], None
-    for k in PRIOR_LADDER:
+    ones = np.ones(len(moving) + 1)
+    scores = [float(np.sum((held_out(prior * k, ones) / sigma_j) ** 2)) for k in PRIOR_LADDER]
+    start = int(np.argmin(scores))             # the pull that predicts held-out data best
+    for k in PRIOR_LADDER[start:]:
         mult = np.ones(len(moving) + 1)          # the last: parameters of no single joint
         for _ in range(6):
             rms = held_out(prior * k, mult)
@@ -290,6 +294,7 @@ def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, fol
         pick = int(np.argmin([r['worst_ratio'] for r in rows]))
     row = rows[pick]
     report = {'data': 'recordings left out in turn' if folds else 'held-out bins',
+              'prior_scores': dict(zip(map(str, PRIOR_LADDER), scores)),
               'offsets': 'one per joint and training recording; a recording predicted with '
                          + ("the median of the others'" if folds else 'its own'),
               'nominal': dict(zip(names, map(float, nominal))), 'ladder': rows,
@@ -342,32 +347,40 @@ def _identify(sums, prior, seed, check=None, folds=None):
     candidates = sums.candidates
     bases = [candidate_base(model, fm, moving, sums.hold(), seed) for fm in candidates]
     columns = _Columns(model, bases, moving, feature_keys(candidates))
-    (A, c, yy, n), ext = sums.system(moving, columns, extras=True)
+    modes = [False, True] if sums.parallel else [True]     # parallel filtering, measured
+    weights, choices = None, []
+    for raw_fit in modes:
+        (A, c, yy, n), ext = sums.system(moving, columns, extras=True, raw_fit=raw_fit)
+        if n[[0, 2]].sum() < 50:
+            raise ValueError(f'{int(n.sum())} usable equations (joint speeds beyond {band} '
+                             'rad/s): record longer or faster motion (rnea-ros excite)')
+        fits = [_Fit(model, fm, b, columns, moving) for fm, b in zip(candidates, bases)]
+        if folds:
+            ext['folds'] = [(f.system(moving, columns, extras=True, raw_fit=raw_fit),
+                             f.system(moving, columns, raw_fit=True)) for f, _ in folds]
+        chosen, selection, weights = _select(fits, A, c, yy, n, prior, moving, model,
+                                             _per_joint(model, sums, fits, columns, moving,
+                                                        seed), ext, weights)
+        choices.append((raw_fit, (A, c, yy, n), ext, fits, chosen, selection))
+    pick = 0
+    if len(choices) == 2 and n[2:4].sum() > 0:   # measured only if better beyond the noise
+        a, b = choices[0][5][choices[0][4]], choices[1][5][choices[1][4]]
+        pick = int(b['score'] < a['score'] - _noise(b, a))
+    raw_fit, (A, c, yy, n), ext, fits, chosen, selection = choices[pick]
+    filtering = {'parallel': not raw_fit, 'cutoff_hz': sums.parallel,
+                 'scores': {('measured' if ch[0] else 'parallel'): ch[5][ch[4]]['score']
+                            for ch in choices}}
+    for ch in choices:
+        for r in ch[5]:
+            r.pop('bins', None)
+            r.pop('equations', None)
     moments = ext['moments']
-    if n[[0, 2]].sum() < 50:
-        raise ValueError(f'{int(n.sum())} usable equations (joint speeds beyond {band} rad/s): '
-                         'record longer or faster motion (rnea-ros excite)')
-    fits = [_Fit(model, fm, b, columns, moving) for fm, b in zip(candidates, bases)]
-
-    def per_joint(rows, best):
-        fm = per_joint_scales(model, [f.fm for f in fits], rows, best, moving)
-        if fm is None:
-            return None
-        base = candidate_base(model, fm, moving, sums.hold(), seed)
-        rigid = base.base[base.base < NPARAM * model.nbodies]
-        if not np.all(np.isin(rigid, columns.rigid)):     # not in the union: not tried
-            return None
-        return _Fit(model, fm, base, columns, moving)
-    if folds:
-        ext['folds'] = [(f.system(moving, columns, extras=True),
-                         f.system(moving, columns, raw_fit=True)) for f, _ in folds]
-    chosen, selection = _select(fits, A, c, yy, n, prior, moving, model, per_joint, ext)
     fit = fits[chosen]
     holdout, joint_weight = None, np.ones(model.njoints)
     if check is not None and check.samples and (n[2:4].sum() > 0 or folds):
         prior, joint_weight, holdout = _prior_by_holdout(fit, sums, check, A, c, yy, n,
                                                          columns, moving, prior, folds,
-                                                         moments)
+                                                         moments, raw_fit)
     scale = fit.scale / np.sqrt(np.append(joint_weight[moving], 1.0)[
         _joint_groups(fit, model, moving)])
     used = fit.parts(False)
@@ -406,10 +419,25 @@ def _identify(sums, prior, seed, check=None, folds=None):
                           samples=int(sums.samples), data_share=share, weak=weak,
                           selection=selection, holdout=holdout, prior=prior,
                           armature_combined=_armature_combined(model, fit, moving),
-                          recording_offsets=offset_report(model, moving, offsets))
+                          recording_offsets=offset_report(model, moving, offsets),
+                          filtering=filtering)
 
 
-def _select(fits, A, c, yy, n, prior, moving, model, refine=None, ext=None):
+def _per_joint(model, sums, fits, columns, moving, seed):
+    """Return the ``refine`` of :func:`_select`: the chosen smooth law with per-joint scales."""
+    def refine(rows, best):
+        fm = per_joint_scales(model, [f.fm for f in fits], rows, best, moving)
+        if fm is None:
+            return None
+        base = candidate_base(model, fm, moving, sums.hold(), seed)
+        rigid = base.base[base.base < NPARAM * model.nbodies]
+        if not np.all(np.isin(rigid, columns.rigid)):     # not in the union: not tried
+            return None
+        return _Fit(model, fm, base, columns, moving)
+    return refine
+
+
+def _select(fits, A, c, yy, n, prior, moving, model, refine=None, ext=None, weights=None):
     """Return (index of the chosen candidate, per-candidate held-out errors).
 
     Each candidate is fitted on the training blocks and predicts every held-out equation;
@@ -429,8 +457,9 @@ def _select(fits, A, c, yy, n, prior, moving, model, refine=None, ext=None):
     ``score`` is lower by more than that noise; it is appended to ``fits``.
     """
     moments = ext['moments'] if ext else None
-    first = fits[0].system(A, c, yy, n, fits[0].parts(False), moments)
-    sigma_j = joint_weights(*first)          # common weights: the errors are comparable
+    sigma_j = weights                        # common weights: the errors are comparable
+    if sigma_j is None:
+        sigma_j = joint_weights(*fits[0].system(A, c, yy, n, fits[0].parts(False), moments))
 
     def score(fit):
         if ext and ext.get('folds'):
@@ -462,9 +491,7 @@ def _select(fits, A, c, yy, n, prior, moving, model, refine=None, ext=None):
     for k, r in enumerate(rows):
         r['chosen'] = k == best
         r['noise'] = noise[k]
-        r.pop('bins', None)
-        r.pop('equations', None)
-    return best, rows
+    return best, rows, sigma_j
 
 
 def _warnings(condition, weak):

@@ -46,7 +46,8 @@ def summarise(model, result, x_nom, train, validation):
                                                         result.beta_consistent,
                                                         result.data_share)],
            'joints': {model.joint_names[j]: _joint_row(model, result, j) for j in joints},
-           'residual_rms': {}, 'held_out': result.holdout, 'prior': result.prior}
+           'residual_rms': {}, 'held_out': result.holdout, 'prior': result.prior,
+           'recording_offsets': result.recording_offsets, 'filtering': result.filtering}
     for label, data in (('training', train), ('validation', validation)):
         if data is None:
             continue
