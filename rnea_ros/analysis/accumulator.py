@@ -316,7 +316,8 @@ class Accumulator:
         ``extras``: also return a dict with ``moments`` = (S, T, N), per part, moving joint and
         recording the sums of the equations' columns, efforts and counts (what per-recording
         offsets need: :func:`rnea_ros.analysis.estimation.center`), and ``bins``: per held-out
-        bin (A, c, yy, n, (S, T, N)) of its equations (parts 2 and 3 together).  ``raw_fit``:
+        bin (A, c, yy, n, (S, T, N)) of its equations (parts 2 and 3 together) and
+        (A, c, yy, n, S, T, N) of its moving ones (part 2).  ``raw_fit``:
         the training parts are the measured equations too (parallel filtering off).
         """
         nm, size, F = len(moving), columns.size, columns.F
@@ -334,7 +335,10 @@ class Accumulator:
                 held_bins.append((np.zeros((nm, size, size)), np.zeros((nm, size)),
                                   np.zeros(nm), np.zeros(nm),
                                   (np.zeros((nm, R, size)), np.zeros((nm, R)),
-                                   np.zeros((nm, R)))))
+                                   np.zeros((nm, R))),
+                                  (np.zeros((nm, size, size)), np.zeros((nm, size)),
+                                   np.zeros(nm), np.zeros(nm), np.zeros((nm, R, size)),
+                                   np.zeros((nm, R)), np.zeros((nm, R)))))
         for jj, j in enumerate(moving):
             cols = self.cols[j]
             inside = np.isin(columns.rigid, cols)
@@ -359,17 +363,22 @@ class Accumulator:
                             T[out, jj, rec] += Tr[q]
                             M[out, jj, rec] += Mr[q]
                 if held and extras:
-                    hA, hc, hy, hn, (hS, hT, hM) = held_bins[(k - 2) // 5]
+                    hA, hc, hy, hn, (hS, hT, hM), (mA, mc, my, mn, mS, mT, mM) = \
+                        held_bins[(k - 2) // 5]
                     for p in raw:
-                        hA[jj][ix] += Ab[p][lx]
-                        hc[jj, union] += cb[p][local]
-                        hy[jj] += yb[p]
-                        hn[jj] += nb[p]
-                        for rec, per_joint in self.moments[k].items():
-                            Sr, Tr, Mr = per_joint[j]
-                            hS[jj, rec, union] += Sr[p][local]
-                            hT[jj, rec] += Tr[p]
-                            hM[jj, rec] += Mr[p]
+                        targets = [(hA, hc, hy, hn, hS, hT, hM)]
+                        if p == raw[0]:             # the moving equations alone, too
+                            targets.append((mA, mc, my, mn, mS, mT, mM))
+                        for tA, tc, ty, tn, tS, tT, tM in targets:
+                            tA[jj][ix] += Ab[p][lx]
+                            tc[jj, union] += cb[p][local]
+                            ty[jj] += yb[p]
+                            tn[jj] += nb[p]
+                            for rec, per_joint in self.moments[k].items():
+                                Sr, Tr, Mr = per_joint[j]
+                                tS[jj, rec, union] += Sr[p][local]
+                                tT[jj, rec] += Tr[p]
+                                tM[jj, rec] += Mr[p]
         if not extras:
             return A, c, yy, n
         return (A, c, yy, n), {'moments': (S, T, M), 'bins': held_bins}

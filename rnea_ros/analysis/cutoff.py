@@ -16,7 +16,10 @@ Gautier 1997: the same filter on both sides of the equations):
    conditioned at each candidate (:class:`rnea_ros.analysis.signals.Conditioner`), summed into
    an :class:`rnea_ros.analysis.identification.Accumulator` with one friction model, fitted on
    its training bins and scored by the RMS error with which it predicts the efforts of the
-   bins it did not see (every fifth), per moving joint.  Every candidate predicts the same
+   bins it did not see (every fifth), per moving joint.  Each cutoff is scored twice from the
+   same sums: fitted on the measured equations, and with parallel filtering (every column and
+   the effort low-passed at the cutoff, then decimated: :class:`Accumulator` ``parallel``);
+   both predict the measured efforts of the held-out bins.  Every candidate predicts the same
    measured efforts, so the scores compare: noise in the accelerations makes the predictions
    noisy and the fit biased, distortion makes them late and small.  The score of a candidate
    is the mean over joints of (its RMS / the best candidate's RMS)^2; the lowest wins (ties:

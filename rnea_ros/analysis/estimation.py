@@ -289,17 +289,20 @@ def _score(fit, A, c, yy, n, prior, sigma_j, moving, model, ext=None):
                             None if moments is None else fit.moments(moments, parts), offsets)
     sse_all, nh = sse((2, 3))
     sse_moving, nm = sse((2,))
-    bins = []
-    for hA, hc, hy, hn, (hS, hT, hM) in (ext['bins'] if ext else []):
-        held = (hA[:, fit.sel][:, :, fit.sel], hc[:, fit.sel], hy, hn)
-        e = held_out_sse(fit, beta, held, (hS[:, :, fit.sel], hT, hM), offsets)[0]
-        bins.append(float(np.sum(e / sigma_j ** 2)))
+    bins, bins_moving = [], []
+    for hA, hc, hy, hn, (hS, hT, hM), moving_part in (ext['bins'] if ext else []):
+        for out, (A_, c_, y_, n_, S_, T_, M_) in ((bins, (hA, hc, hy, hn, hS, hT, hM)),
+                                                  (bins_moving, moving_part)):
+            held = (A_[:, fit.sel][:, :, fit.sel], c_[:, fit.sel], y_, n_)
+            e = held_out_sse(fit, beta, held, (S_[:, :, fit.sel], T_, M_), offsets)[0]
+            out.append(float(np.sum(e / sigma_j ** 2)))
     rms = np.sqrt(sse_all / np.maximum(nh, 1))
     return {'name': fit.fm.name, 'parameters': list(fit.fm.parameter_names),
             'holdout_rms': {model.joint_names[j]: float(r) for j, r in zip(moving, rms)},
             'score': float(np.sum(sse_all / sigma_j ** 2) / max(int(nh.sum()), 1)),
             'score_moving': float(np.sum(sse_moving / sigma_j ** 2) / max(int(nm.sum()), 1)),
-            'bins': bins, 'equations': int(nh.sum())}
+            'bins': bins, 'equations': int(nh.sum()), 'bins_moving': bins_moving,
+            'equations_moving': int(nm.sum())}
 
 
 def _score_folds(fit, folds, prior, sigma_j, moving, model):
@@ -318,6 +321,7 @@ def _score_folds(fit, folds, prior, sigma_j, moving, model):
     total = [sum(o[i] for o in own) for i in range(4)]
     sse_all, sse_moving = np.zeros(len(moving)), np.zeros(len(moving))
     n_all, n_moving, bins = np.zeros(len(moving)), np.zeros(len(moving)), []
+    bins_moving = []
     for k, (_, measured) in enumerate(folds):
         Af, cf, yf, nf = (t - o for t, o in zip(total, own[k]))
         beta = weighted_least_squares(Af, cf, yf, nf, sigma_j, fit.beta_nom, fit.scale,
@@ -329,25 +333,28 @@ def _score_folds(fit, folds, prior, sigma_j, moving, model):
         sse_all, n_all = sse_all + e, n_all + m
         sse_moving, n_moving = sse_moving + e_m, n_moving + m_m
         bins.append(float(np.sum(e / sigma_j ** 2)))
+        bins_moving.append(float(np.sum(e_m / sigma_j ** 2)))
     rms = np.sqrt(sse_all / np.maximum(n_all, 1))
     return {'name': fit.fm.name, 'parameters': list(fit.fm.parameter_names),
             'holdout_rms': {model.joint_names[j]: float(r) for j, r in zip(moving, rms)},
             'score': float(np.sum(sse_all / sigma_j ** 2) / max(int(n_all.sum()), 1)),
             'score_moving': float(np.sum(sse_moving / sigma_j ** 2)
                                   / max(int(n_moving.sum()), 1)),
-            'bins': bins, 'equations': int(n_all.sum())}
+            'bins': bins, 'equations': int(n_all.sum()), 'bins_moving': bins_moving,
+            'equations_moving': int(n_moving.sum())}
 
 
-def _noise(row, other):
+def _noise(row, other, part=''):
     """Return the standard error of the difference of two candidates' held-out scores.
 
     From the per-bin weighted squared errors: the differences between bins are the noise of
-    the held-out score (paired: both candidates predict the same equations).
+    the held-out score (paired: both candidates predict the same equations).  ``part``:
+    '_moving' for the score of the moving equations.
     """
-    d = np.array(row['bins']) - np.array(other['bins'])
+    d = np.array(row['bins' + part]) - np.array(other['bins' + part])
     if d.size < 2:
         return 0.0
-    return float(math.sqrt(d.size * np.var(d, ddof=1)) / max(row['equations'], 1))
+    return float(math.sqrt(d.size * np.var(d, ddof=1)) / max(row['equations' + part], 1))
 
 
 def _upper_factor(Aw):

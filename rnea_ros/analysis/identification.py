@@ -372,8 +372,8 @@ def _identify(sums, prior, seed, check=None, folds=None):
                             for ch in choices}}
     for ch in choices:
         for r in ch[5]:
-            r.pop('bins', None)
-            r.pop('equations', None)
+            for key in ('bins', 'equations', 'bins_moving', 'equations_moving'):
+                r.pop(key, None)
     moments = ext['moments']
     fit = fits[chosen]
     holdout, joint_weight = None, np.ones(model.njoints)
@@ -468,8 +468,11 @@ def _select(fits, A, c, yy, n, prior, moving, model, refine=None, ext=None, weig
     rows = [score(fit) for fit in fits]
     moving_scores = np.array([r['score_moving'] for r in rows])
     admissible = np.ones(len(rows), dtype=bool)
-    if n[2].sum() > 0:
-        admissible = moving_scores <= moving_scores.min() * (1.0 + PARSIMONY)
+    top_moving = int(np.argmin(moving_scores))
+    if n[2].sum() > 0:                       # within the noise (one standard error) or 2 %
+        admissible = np.array([s <= moving_scores[top_moving] + max(
+            _noise(r, rows[top_moving], '_moving'), PARSIMONY * moving_scores[top_moving])
+            for s, r in zip(moving_scores, rows)])
     if n[2:4].sum() == 0:                    # nothing held out: the simplest
         best = 0
     else:
@@ -483,7 +486,9 @@ def _select(fits, A, c, yy, n, prior, moving, model, refine=None, ext=None, weig
     if extra is not None:
         fits.append(extra)
         rows.append(score(extra))
-        ok = rows[-1]['score_moving'] <= moving_scores.min() * (1.0 + PARSIMONY)
+        ok = rows[-1]['score_moving'] <= moving_scores[top_moving] + max(
+            _noise(rows[-1], rows[top_moving], '_moving'),
+            PARSIMONY * moving_scores[top_moving])
         rows[-1]['admissible'] = bool(ok or n[2].sum() == 0)
         if ok and rows[-1]['score'] < rows[best]['score'] - _noise(rows[-1], rows[best]):
             best = len(rows) - 1

@@ -16,7 +16,9 @@ A pipeline of stages, a module each:
    1 kHz fits like 30 s).  Model joints the recording lacks are held at 0 or at
    ``--fixed joint=value``.
 3. **Accumulating** (:mod:`rnea_ros.analysis.accumulator`): per-joint normal equations per
-   held-out bin, per recording when there are 2 to MAX_FOLDS of them.
+   held-out bin, per recording when there are 2 to MAX_FOLDS of them, measured and with
+   parallel filtering at the chosen cutoff (every column and the effort alike), and per
+   recording the sums that give each recording its own effort offsets.
 4. **Fitting and choosing the model** (:mod:`rnea_ros.analysis.identification`,
    :mod:`rnea_ros.analysis.estimation`, :mod:`rnea_ros.analysis.consistency`,
    :mod:`rnea_ros.analysis.friction_models`): weighted least squares with the nominal values
