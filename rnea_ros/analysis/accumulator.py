@@ -111,7 +111,7 @@ class Accumulator:
     same :meth:`identify`.
     """
 
-    def __init__(self, model, friction='auto', band=STICK_BAND, bins=20, chunk=4000,
+    def __init__(self, model, friction='auto', band=STICK_BAND, bins=20, chunk=1000,
                  parallel=None):
         """Prepare empty sums (``friction`` as :func:`identify`).
 
@@ -302,7 +302,7 @@ class Accumulator:
             out.append(tuple(sum(p[k][raw].sum(axis=0) for p in parts) for k in range(4)))
         return out
 
-    def system(self, moving, columns, extras=False, raw_fit=False):
+    def system(self, moving, columns, extras=False, raw_fit=False, bins=True):
         """Return per part and moving joint (A, c, yy, n) on the union columns of ``columns``.
 
         Parts (the leading axis): 0 and 1 the training bins' equations with ``|qd_j| >= band``
@@ -319,6 +319,7 @@ class Accumulator:
         bin (A, c, yy, n, (S, T, N)) of its equations (parts 2 and 3 together) and
         (A, c, yy, n, S, T, N) of its moving ones (part 2).  ``raw_fit``:
         the training parts are the measured equations too (parallel filtering off).
+        ``bins=False``: no per-bin sums (they are large; only the model choice needs them).
         """
         nm, size, F = len(moving), columns.size, columns.F
         r = columns.rigid.size
@@ -331,7 +332,7 @@ class Accumulator:
         raw = self.raw
         fit = raw if raw_fit else (0, 1)
         for k, bin_ in enumerate(self.bins):
-            if k % 5 == 2 and extras:
+            if k % 5 == 2 and extras and bins:
                 held_bins.append((np.zeros((nm, size, size)), np.zeros((nm, size)),
                                   np.zeros(nm), np.zeros(nm),
                                   (np.zeros((nm, R, size)), np.zeros((nm, R)),
@@ -362,7 +363,7 @@ class Accumulator:
                             S[out, jj, rec, union] += Sr[q][local]
                             T[out, jj, rec] += Tr[q]
                             M[out, jj, rec] += Mr[q]
-                if held and extras:
+                if held and extras and bins:
                     hA, hc, hy, hn, (hS, hT, hM), (mA, mc, my, mn, mS, mT, mM) = \
                         held_bins[(k - 2) // 5]
                     for p in raw:

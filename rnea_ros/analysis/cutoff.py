@@ -110,6 +110,7 @@ def search(model, pieces, to_model, band, prior=1.0):
     fm = friction_models(model, 'asymmetric')
     rows, results, modes = [], [], []
     for cut in cuts:
+        sums = None                          # one candidate's sums at a time (memory)
         sums = Accumulator(model, fm, band, parallel=cut)
         for t, Q, QD, E in pieces:
             names = [str(k) for k in range(Q.shape[1])]

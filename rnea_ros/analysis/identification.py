@@ -237,7 +237,8 @@ def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, fol
     if folds:
         systems = []
         for f, k in folds:
-            (Af, cf, yf, nf), ext = f.system(moving, columns, extras=True, raw_fit=raw_fit)
+            (Af, cf, yf, nf), ext = f.system(moving, columns, extras=True, raw_fit=raw_fit,
+                                             bins=False)
             mom = fit.moments(ext['moments'], every)
             systems.append((fit.system(Af, cf, yf, nf, every, ext['moments']), mom,
                             fit.system(*k.system(moving, columns), (0, 1, 2, 3)), k))
@@ -249,7 +250,7 @@ def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, fol
         nominal_n = sum(_counts(k, moving) for _, _, _, k in systems)
     else:
         train = fit.system(A, c, yy, n, used, moments)
-        (Ak, ck, yk, nk), ext = check.system(moving, columns, extras=True)
+        (Ak, ck, yk, nk), ext = check.system(moving, columns, extras=True, bins=False)
         tests = [(train, [fit.moments(moments, used)], fit.system(Ak, ck, yk, nk, (2, 3)),
                   fit.moments(ext['moments'], (2, 3)))]
         nominal_n = _counts(check, moving, True)
@@ -349,31 +350,36 @@ def _identify(sums, prior, seed, check=None, folds=None):
     columns = _Columns(model, bases, moving, feature_keys(candidates))
     modes = [False, True] if sums.parallel else [True]     # parallel filtering, measured
     weights, choices = None, []
-    for raw_fit in modes:
+    for raw_fit in modes:     # one mode's sums at a time (memory): the choice keeps scores
         (A, c, yy, n), ext = sums.system(moving, columns, extras=True, raw_fit=raw_fit)
         if n[[0, 2]].sum() < 50:
             raise ValueError(f'{int(n.sum())} usable equations (joint speeds beyond {band} '
                              'rad/s): record longer or faster motion (rnea-ros excite)')
         fits = [_Fit(model, fm, b, columns, moving) for fm, b in zip(candidates, bases)]
         if folds:
-            ext['folds'] = [(f.system(moving, columns, extras=True, raw_fit=raw_fit),
+            ext['folds'] = [(f.system(moving, columns, extras=True, raw_fit=raw_fit,
+                                      bins=False),
                              f.system(moving, columns, raw_fit=True)) for f, _ in folds]
         chosen, selection, weights = _select(fits, A, c, yy, n, prior, moving, model,
                                              _per_joint(model, sums, fits, columns, moving,
                                                         seed), ext, weights)
-        choices.append((raw_fit, (A, c, yy, n), ext, fits, chosen, selection))
+        choices.append((raw_fit, fits, chosen, selection))
+        del A, c, yy, n, ext
     pick = 0
-    if len(choices) == 2 and n[2:4].sum() > 0:   # measured only if better beyond the noise
-        a, b = choices[0][5][choices[0][4]], choices[1][5][choices[1][4]]
-        pick = int(b['score'] < a['score'] - _noise(b, a))
-    raw_fit, (A, c, yy, n), ext, fits, chosen, selection = choices[pick]
+    if len(choices) == 2:                    # measured only if better beyond the noise
+        a, b = choices[0][3][choices[0][2]], choices[1][3][choices[1][2]]
+        if a.get('bins'):
+            pick = int(b['score'] < a['score'] - _noise(b, a))
+    raw_fit, fits, chosen, selection = choices[pick]
     filtering = {'parallel': not raw_fit, 'cutoff_hz': sums.parallel,
-                 'scores': {('measured' if ch[0] else 'parallel'): ch[5][ch[4]]['score']
+                 'scores': {('measured' if ch[0] else 'parallel'): ch[3][ch[2]]['score']
                             for ch in choices}}
     for ch in choices:
-        for r in ch[5]:
+        for r in ch[3]:
             for key in ('bins', 'equations', 'bins_moving', 'equations_moving'):
                 r.pop(key, None)
+    (A, c, yy, n), ext = sums.system(moving, columns, extras=True, raw_fit=raw_fit,
+                                     bins=False)
     moments = ext['moments']
     fit = fits[chosen]
     holdout, joint_weight = None, np.ones(model.njoints)
