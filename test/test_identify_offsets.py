@@ -208,3 +208,30 @@ def test_arm_b_like_log_of_motor_currents_with_rests_is_identified(panda, tmp_pa
     joints = summary['comparison']['joints']
     assert len(joints) == 7 and all(v['identified'] < 0.5 * v['nominal']
                                     for v in joints.values()), joints
+
+
+def test_recordings_with_drifting_offsets_each_get_theirs_through_the_cli(tmp_path, capsys):
+    """Three logs of one arm whose joint-1 offset moves by 1.2 N m between them (power cycles).
+
+    identify reports each recording's offset, deploys their median, predicts each recording
+    left out with the others' median, and warns that joint 1's offset drifts.
+    """
+    drift = (0.0, 0.6, -0.6)
+    bags, truth = [], []
+    base = realworld_recording('panda', seed=9, friction='coulomb', duration=15.0, rate=500.0)
+    for r, shift in enumerate(drift):
+        rec = realworld_recording('panda', seed=9, friction='coulomb', duration=15.0,
+                                  rate=500.0, noise_seed=200 + r,
+                                  traj=base.traj if r == 0 else other_motion(base.traj))
+        rec.E[:, 0] += shift
+        truth.append(rec.offsets['panda_joint1'] + shift)
+        bags.append(rec.write(tmp_path / f'run{r}'))
+    code, summary = run_identify([*bags, '--urdf', base.urdf, '--out',
+                                  str(tmp_path / 'id.urdf')], capsys)
+    assert code == 0
+    offsets = summary['recording_offsets']['panda_joint1']
+    np.testing.assert_allclose(offsets['recordings'], truth, atol=0.1)
+    assert offsets['deployed'] == pytest.approx(np.median(offsets['recordings']))
+    assert summary['held_out']['data'] == 'recordings left out in turn'
+    assert any(w.startswith('panda_joint1: its effort offset differs') for w in
+               summary['warnings']), summary['warnings']

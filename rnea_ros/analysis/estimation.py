@@ -237,12 +237,16 @@ def deployed_offsets(fit, jp, offsets, moving):
 
 
 def offset_report(model, moving, offsets):
-    """Return {joint: {'recordings': offsets, 'deployed': median, 'spread': max - min}}."""
+    """Return {joint: {'recordings': offsets, 'deployed': median, 'spread': max - min}}.
+
+    A recording without equations of the joint (it did not move there) has None.
+    """
     out = {}
     for jj, j in enumerate(moving):
         values = offsets[jj][np.isfinite(offsets[jj])]
         if values.size:
-            out[model.joint_names[j]] = {'recordings': [float(v) for v in offsets[jj]],
+            each = [float(v) if np.isfinite(v) else None for v in offsets[jj]]
+            out[model.joint_names[j]] = {'recordings': each,
                                          'deployed': float(np.median(values)),
                                          'spread': float(np.ptp(values))}
     return out

@@ -119,7 +119,8 @@ def text_report(summary):
     if offsets and len(next(iter(offsets.values()))['recordings']) > 1:
         lines.append('effort offsets per training recording (N m or N), deployed: the median')
         for name, o in offsets.items():
-            lines.append(f'  {name:<24} ' + ' '.join(f'{v:8.4f}' for v in o['recordings'])
+            lines.append(f'  {name:<24} ' + ' '.join('       -' if v is None else f'{v:8.4f}'
+                                                     for v in o['recordings'])
                          + f"   -> {o['deployed']:8.4f} (spread {o['spread']:.3g})")
     fm = summary['friction_model']
     v_s, v_st = fm['velocity_scale'], fm['stribeck_velocity']
