@@ -107,8 +107,8 @@ def test_parallel_filtering_gives_the_unfiltered_fit_on_noise_free_data(panda):
                                       friction_viscous=dict.fromkeys(ARM, 0.4),
                                       friction_coulomb=dict.fromkeys(ARM, 0.6),
                                       effort_offset=dict.fromkeys(ARM, 0.2))
-    rate = 500.0
-    Q, QD, QDD = motion(panda, 7, duration=20.0, rate=rate)
+    rate = 250.0
+    Q, QD, QDD = motion(panda, 7, duration=16.0, rate=rate)
     E = inverse_dynamics_batch(truth, Q, QD, QDD)
     plain = Accumulator(panda, 'coulomb')
     filtered = Accumulator(panda, 'coulomb', parallel=2.0)
