@@ -173,9 +173,9 @@ def test_demo_arm_finger_left_out_keeps_its_nominal_grams(demo_arm, monkeypatch)
     scaled by its own mass holds it (with the earlier scale, 0.1 kg for every body under it,
     the fit gave it 42 g, and 115 g with the earlier solver).
     """
-    from rnea_ros.analysis import identification
+    from rnea_ros.analysis import accumulator
     arm, Q, QD, QDD, E = demo_arm
-    monkeypatch.setattr(identification, 'MIN_USABLE', 700)
+    monkeypatch.setattr(accumulator, 'MIN_USABLE', 700)   # where the moving rule reads it
     result = identify(arm.nominal, Q, QD, QDD, E, friction='coulomb')
     finger = arm.nominal.joint_names.index('panda_finger_joint2')
     assert finger not in result.moving

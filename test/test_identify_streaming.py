@@ -46,8 +46,10 @@ def test_streamed_blocks_give_the_in_memory_identification(panda_data):
     part = sums.identify()
     assert part.friction_model == whole.friction_model
     assert [r['chosen'] for r in part.selection] == [r['chosen'] for r in whole.selection]
+    # Per-recording offsets are profiled out of the sums (a Schur complement that cancels
+    # digits): the orders of summation agree to 1e-7, not to 1e-9.
     np.testing.assert_allclose([r['score'] for r in part.selection],
-                               [r['score'] for r in whole.selection], rtol=1e-9)
+                               [r['score'] for r in whole.selection], rtol=1e-7)
     np.testing.assert_allclose(part.beta, whole.beta, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(part.sigma_percent, whole.sigma_percent, rtol=1e-6)
     # The consistent set is an iterative fit: equal to its tolerance where the data decides.
@@ -85,8 +87,10 @@ def test_accumulation_memory_does_not_grow_with_the_recording(panda_data):
     four = [np.concatenate([X] * 4) for X in data]
     peaks, sizes = [], []
     for arrays in (data, four):
+        # 997-sample blocks: both lengths pass through the largest bin count (40) on the way,
+        # so that the peaks compare the bounded sums, not how close a length came to the bound.
         tracemalloc.start()
-        sums = streamed(nominal, arrays, 4000)
+        sums = streamed(nominal, arrays, 997)
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
         sizes.append(sum(x.nbytes for b in sums.bins for joint in b for x in joint))

@@ -12,7 +12,7 @@ import numpy as np
 
 from rnea_ros.analysis.base_parameters import random_states
 from rnea_ros.analysis.friction_models import (feature_keys, features, friction_models,
-                                               nominal_friction_model, STICK_BAND,
+                                               nominal_friction_model, OFFSET_KEY, STICK_BAND,
                                                usable_equations)
 from rnea_ros.core.regressor import NPARAM, regressor_batch
 
@@ -20,6 +20,8 @@ from rnea_ros.core.regressor import NPARAM, regressor_batch
 MIN_RANGE = 0.02             # rad (or m): a joint whose range is smaller is held still
 
 MIN_USABLE = 50              # equations beyond the stick band a moving joint needs
+
+PARALLEL_RATE = 5.0          # parallel filtering keeps this many samples per period of its cutoff
 
 
 def moving_joints(model, Q, QD, band):
@@ -109,24 +111,62 @@ class Accumulator:
     same :meth:`identify`.
     """
 
-    def __init__(self, model, friction='auto', band=STICK_BAND, bins=20, chunk=4000):
-        """Prepare empty sums (``friction`` as :func:`identify`)."""
+    def __init__(self, model, friction='auto', band=STICK_BAND, bins=20, chunk=1000,
+                 parallel=None):
+        """Prepare empty sums (``friction`` as :func:`identify`).
+
+        ``parallel`` (Hz): parallel filtering (Gautier 1997; Khalil and Dombre ch. 12): every
+        column of the fit's equations (inertial columns and friction features, computed from
+        the conditioned and reported signals) and the effort pass the same low-pass, then are
+        decimated; held-out scores and residuals keep the unfiltered equations (the measured
+        efforts).  Active in a recording begun with :meth:`begin_recording` and its step.
+        """
         self.model, self.band, self.chunk, self.max_bins = model, band, chunk, 2 * bins
         self.candidates = (friction_models(model, friction) if isinstance(friction, str)
                            else list(friction))
         self.nominal = nominal_friction_model(model)
         self.keys = feature_keys(self.candidates + [self.nominal])
         self.F = len(self.keys)
+        self.off_key = self.keys.index(OFFSET_KEY) if OFFSET_KEY in self.keys else None
         self.cols = structural_columns(model)
         self.sizes = [c.size + self.F for c in self.cols]
         nj = model.njoints
-        self.bins, self.bin_size, self.samples = [], 1, 0
+        self.bins, self.moments, self.bin_size, self.samples = [], [], 1, 0
         self.q_min, self.q_max = np.full(nj, np.inf), np.full(nj, -np.inf)
         self.q_sum, self.fast = np.zeros(nj), np.zeros(nj)
+        self.parallel = parallel
+        self.P = 4 if parallel else 2          # parts per bin: fit (moving, slow), raw (same)
+        self.raw = (2, 3) if parallel else (0, 1)
+        self.recording, self.in_recording = 0, 0
+        self._filter = None
+
+    def begin_recording(self, dt=None):
+        """Start the samples of a new recording (its own effort offsets; filter state reset).
+
+        ``dt``: the step of the samples that :meth:`add` will get (for parallel filtering).
+        """
+        if self.in_recording:
+            self.recording += 1
+        self.in_recording = 0
+        self._filter = None
+        if self.parallel and dt:
+            from rnea_ros.analysis.signals import butter_sos
+            step = max(1, int(1.0 / (dt * PARALLEL_RATE * self.parallel)))
+            self._filter = {'sos': butter_sos(min(self.parallel, 0.4 / dt), dt), 'zi': None,
+                            'step': step, 'phase': 0}
+
+    def recordings(self):
+        """Return the number of recordings summed so far."""
+        return self.recording + 1 if self.samples else 0
 
     def _empty_bin(self):
-        return [(np.zeros((2, m, m)), np.zeros((2, m)), np.zeros(2), np.zeros(2, dtype=int))
+        P = self.P
+        return [(np.zeros((P, m, m)), np.zeros((P, m)), np.zeros(P), np.zeros(P, dtype=int))
                 for m in self.sizes]
+
+    def _empty_moments(self):
+        P = self.P
+        return [(np.zeros((P, m)), np.zeros(P), np.zeros(P)) for m in self.sizes]
 
     def _grow(self, total):
         """Double the bin length until ``total`` samples fit in at most 2 bins bins."""
@@ -139,7 +179,19 @@ class Accumulator:
                         for x, y in zip(a, b):
                             x += y
                 merged.append(pair[0])
-            self.bins, self.bin_size = merged, 2 * self.bin_size
+            moments = []
+            for k in range(0, len(self.moments), 2):
+                first = self.moments[k]
+                for later in self.moments[k + 1:k + 2]:
+                    for rec, per_joint in later.items():
+                        if rec not in first:
+                            first[rec] = per_joint
+                            continue
+                        for a, b in zip(first[rec], per_joint):
+                            for x, y in zip(a, b):
+                                x += y
+                moments.append(first)
+            self.bins, self.moments, self.bin_size = merged, moments, 2 * self.bin_size
 
     def add(self, Q, QD, QDD, E, QDR=None):
         """Accumulate samples (N, nq), (N, nv) x 3 in model order.
@@ -169,25 +221,67 @@ class Accumulator:
             b = (first + np.arange(W.shape[0])) // self.bin_size
             while len(self.bins) <= b[-1]:
                 self.bins.append(self._empty_bin())
-            edges = np.concatenate([[0], np.flatnonzero(np.diff(b)) + 1, [b.size]])
+                self.moments.append({})
             feats = features(self.keys, QDR[sl, off:], QDD[sl, off:])   # (n, njoints, F)
-            for j in range(model.njoints):
-                row = off + j
-                Wj = np.hstack([W[:, row][:, self.cols[j]], feats[:, j]])
-                yj = E[sl, row]
-                slow = ~usable_equations(QDR[sl, row], self.band)
-                for lo, hi in zip(edges[:-1], edges[1:]):
-                    A, c, yy, n = self.bins[b[lo]][j]
-                    for p in (0, 1):
-                        mask = slow[lo:hi] == bool(p)
-                        if not mask.any():
-                            continue
-                        Wk, yk = Wj[lo:hi][mask], yj[lo:hi][mask]
-                        A[p] += Wk.T @ Wk
-                        c[p] += yk @ Wk
-                        yy[p] += yk @ yk
-                        n[p] += yk.size
+            rows = [np.hstack([W[:, off + j][:, self.cols[j]], feats[:, j]])
+                    for j in range(model.njoints)]
+            ys = E[sl, off:]
+            slow = ~usable_equations(QDR[sl, off:], self.band)
+            if not self.parallel:
+                self._sum(rows, ys, slow, b, 0)
+                continue
+            self._sum(rows, ys, slow, b, 2)             # the measured equations
+            if self._filter is None:                    # no step known: unfiltered
+                self._sum(rows, ys, slow, b, 0)
+                continue
+            self._sum(*self._filtered(rows, ys, slow, b), 0)
         self.samples += N
+        self.in_recording += N
+
+    def _filtered(self, rows, ys, slow, b):
+        """Return (rows, efforts, slow, bins) low-passed alike and decimated (parallel filter)."""
+        from scipy.signal import sosfilt, sosfilt_zi
+        f = self._filter
+        X = np.hstack(rows + [ys])
+        if f['zi'] is None:                 # start at rest on the first sample: no transient
+            f['zi'] = sosfilt_zi(f['sos'])[:, :, None] * X[0][None, None, :]
+        X, f['zi'] = sosfilt(f['sos'], X, axis=0, zi=f['zi'])
+        n = X.shape[0]
+        keep = np.arange((-f['phase']) % f['step'], n, f['step'])
+        f['phase'] = (f['phase'] + n) % f['step']
+        X = X[keep]
+        out, at = [], 0
+        for r in rows:
+            out.append(X[:, at:at + r.shape[1]])
+            at += r.shape[1]
+        return out, X[:, at:], slow[keep], b[keep]
+
+    def _sum(self, rows, ys, slow, b, p0):
+        """Add equations (per joint rows (n, m_j), efforts (n, nj)) to parts p0 and p0 + 1."""
+        if b.size == 0:
+            return
+        edges = np.concatenate([[0], np.flatnonzero(np.diff(b)) + 1, [b.size]])
+        rec = self.recording
+        for j, Wj in enumerate(rows):
+            yj = ys[:, j]
+            for lo, hi in zip(edges[:-1], edges[1:]):
+                A, c, yy, n = self.bins[b[lo]][j]
+                per_rec = self.moments[b[lo]]
+                if rec not in per_rec:
+                    per_rec[rec] = self._empty_moments()
+                S, T, M = per_rec[rec][j]
+                for p in (0, 1):
+                    mask = slow[lo:hi, j] == bool(p)
+                    if not mask.any():
+                        continue
+                    Wk, yk = Wj[lo:hi][mask], yj[lo:hi][mask]
+                    A[p0 + p] += Wk.T @ Wk
+                    c[p0 + p] += yk @ Wk
+                    yy[p0 + p] += yk @ yk
+                    n[p0 + p] += yk.size
+                    S[p0 + p] += Wk.sum(axis=0)
+                    T[p0 + p] += yk.sum()
+                    M[p0 + p] += yk.size
 
     def moving_joints(self):
         """Return the joints the data moves (as :func:`moving_joints`)."""
@@ -204,37 +298,91 @@ class Accumulator:
         out = []
         for j in range(self.model.njoints):
             parts = [b[j] for k, b in enumerate(self.bins) if not held_out or k % 5 == 2]
-            out.append(tuple(sum(p[k].sum(axis=0) for p in parts) for k in range(4)))
+            raw = list(self.raw)
+            out.append(tuple(sum(p[k][raw].sum(axis=0) for p in parts) for k in range(4)))
         return out
 
-    def system(self, moving, columns):
+    def system(self, moving, columns, extras=False, raw_fit=False, bins=True):
         """Return per part and moving joint (A, c, yy, n) on the union columns of ``columns``.
 
         Parts (the leading axis): 0 and 1 the training bins' equations with ``|qd_j| >= band``
         and below it (slow: stick-slip near zero velocity, which only a smooth law may use), 2
-        and 3 the same for the held-out bins.  Standard columns outside a joint's subtree are
-        zero in its equations; its features go to its own block of the union.
+        and 3 the same for the held-out bins, 4 and 5 the held-out bins' equations as the fit
+        sees them (the final fit uses every bin).  Standard columns outside a joint's subtree
+        are zero in its equations; its features go to its own block of the union.  With
+        parallel filtering parts 0, 1, 4 and 5 are the filtered equations, 2 and 3 the
+        measured ones (what a held-out score compares); without, 4 and 5 equal 2 and 3.
+
+        ``extras``: also return a dict with ``moments`` = (S, T, N), per part, moving joint and
+        recording the sums of the equations' columns, efforts and counts (what per-recording
+        offsets need: :func:`rnea_ros.analysis.estimation.center`), and ``bins``: per held-out
+        bin (A, c, yy, n, (S, T, N)) of its equations (parts 2 and 3 together) and
+        (A, c, yy, n, S, T, N) of its moving ones (part 2).  ``raw_fit``:
+        the training parts are the measured equations too (parallel filtering off).
+        ``bins=False``: no per-bin sums (they are large; only the model choice needs them).
         """
         nm, size, F = len(moving), columns.size, columns.F
         r = columns.rigid.size
-        A, c = np.zeros((4, nm, size, size)), np.zeros((4, nm, size))
-        yy, n = np.zeros((4, nm)), np.zeros((4, nm), dtype=int)
+        R = max(self.recordings(), 1)
+        A, c = np.zeros((6, nm, size, size)), np.zeros((6, nm, size))
+        yy, n = np.zeros((6, nm)), np.zeros((6, nm), dtype=int)
+        S, T, M = np.zeros((6, nm, R, size)), np.zeros((6, nm, R)), np.zeros((6, nm, R))
+        held_bins = []
         order = [self.keys.index(k) for k in columns.keys]
+        raw = self.raw
+        fit = raw if raw_fit else (0, 1)
+        for k, bin_ in enumerate(self.bins):
+            if k % 5 == 2 and extras and bins:
+                held_bins.append((np.zeros((nm, size, size)), np.zeros((nm, size)),
+                                  np.zeros(nm), np.zeros(nm),
+                                  (np.zeros((nm, R, size)), np.zeros((nm, R)),
+                                   np.zeros((nm, R))),
+                                  (np.zeros((nm, size, size)), np.zeros((nm, size)),
+                                   np.zeros(nm), np.zeros(nm), np.zeros((nm, R, size)),
+                                   np.zeros((nm, R)), np.zeros((nm, R)))))
         for jj, j in enumerate(moving):
             cols = self.cols[j]
             inside = np.isin(columns.rigid, cols)
             union = np.concatenate([np.flatnonzero(inside), r + jj * F + np.arange(F)])
             local = np.concatenate([np.searchsorted(cols, columns.rigid[inside]),
                                     cols.size + np.asarray(order, dtype=int)])
+            ix = np.ix_(union, union)
+            lx = np.ix_(local, local)
             for k, bin_ in enumerate(self.bins):
-                held = 2 if k % 5 == 2 else 0
+                held = k % 5 == 2
                 Ab, cb, yb, nb = bin_[j]
                 for p in (0, 1):
-                    A[held + p, jj][np.ix_(union, union)] += Ab[p][np.ix_(local, local)]
-                    c[held + p, jj, union] += cb[p][local]
-                    yy[held + p, jj] += yb[p]
-                    n[held + p, jj] += nb[p]
-        return A, c, yy, n
+                    pairs = [(2 + p, raw[p]), (4 + p, fit[p])] if held else [(p, fit[p])]
+                    for out, q in pairs:
+                        A[out, jj][ix] += Ab[q][lx]
+                        c[out, jj, union] += cb[q][local]
+                        yy[out, jj] += yb[q]
+                        n[out, jj] += nb[q]
+                        for rec, per_joint in self.moments[k].items():
+                            Sr, Tr, Mr = per_joint[j]
+                            S[out, jj, rec, union] += Sr[q][local]
+                            T[out, jj, rec] += Tr[q]
+                            M[out, jj, rec] += Mr[q]
+                if held and extras and bins:
+                    hA, hc, hy, hn, (hS, hT, hM), (mA, mc, my, mn, mS, mT, mM) = \
+                        held_bins[(k - 2) // 5]
+                    for p in raw:
+                        targets = [(hA, hc, hy, hn, hS, hT, hM)]
+                        if p == raw[0]:             # the moving equations alone, too
+                            targets.append((mA, mc, my, mn, mS, mT, mM))
+                        for tA, tc, ty, tn, tS, tT, tM in targets:
+                            tA[jj][ix] += Ab[p][lx]
+                            tc[jj, union] += cb[p][local]
+                            ty[jj] += yb[p]
+                            tn[jj] += nb[p]
+                            for rec, per_joint in self.moments[k].items():
+                                Sr, Tr, Mr = per_joint[j]
+                                tS[jj, rec, union] += Sr[p][local]
+                                tT[jj, rec] += Tr[p]
+                                tM[jj, rec] += Mr[p]
+        if not extras:
+            return A, c, yy, n
+        return (A, c, yy, n), {'moments': (S, T, M), 'bins': held_bins}
 
     def vector(self, j, phi, fm, joint_params):
         """Return joint j's local parameter vector of rigid ``phi`` and a model's joint terms."""

@@ -177,8 +177,11 @@ def read_recordings(bags, model, topic='/joint_states', window=None, cutoff=None
     reports, held, blocks = {}, {}, 0
     off_q, off_v = model.nq - model.njoints, model.nv - model.njoints
 
-    def emit(block, to, count=True):
+    def emit(block, to, count=True, source=None):
         nonlocal blocks
+        if source is not None and id(to) not in begun:
+            begun.add(id(to))
+            begin_recording(to, source.dt * source.decimation)
         data = _model_order(block, model, present, held, off_q, off_v)
         for sink in to:
             sink(*data)
@@ -191,6 +194,7 @@ def read_recordings(bags, model, topic='/joint_states', window=None, cutoff=None
             check_sinks = list(check[1]) + list(extra_check)
         bar = Progress(f'reading {os.path.basename(os.path.normpath(bag))}',
                        count if progress else 0)
+        begun = set()
         conditioner, cols, present, checker, scale = None, None, None, None, None
         for t, names, Q, QD, E in iter_joint_states(bag, topic, chunk):
             if E is None:
@@ -228,20 +232,20 @@ def read_recordings(bags, model, topic='/joint_states', window=None, cutoff=None
                 scale = np.array([(effort_scale or {}).get(j, 1.0) for j in present])
             rows = (t, Q[:, cols], None if QD is None else QD[:, cols], E[:, cols] * scale)
             for block in conditioner.feed(*rows):
-                emit(block, fit_sinks)
+                emit(block, fit_sinks, source=conditioner)
             if checker is not None:
                 for block in checker.feed(*rows):
-                    emit(block, check_sinks, False)
+                    emit(block, check_sinks, False, source=checker)
             bar.update(t.size)
         bar.close()
         if conditioner is None:
             raise ValueError(f'topic {topic!r} in {bag!r} has no usable messages')
         for block in conditioner.finish():
-            emit(block, fit_sinks)
+            emit(block, fit_sinks, source=conditioner)
         reports[bag] = conditioner.report
         if checker is not None:
             for block in checker.finish():
-                emit(block, check_sinks, False)
+                emit(block, check_sinks, False, source=checker)
             checks[bag] = checker.report
         if cutoff is None and window is None:     # later bags use the first bag's estimate
             cutoff = dict(zip(conditioner.report.joints, conditioner.report.cutoff))
@@ -311,6 +315,17 @@ def filter_choice(args, model, fixed, effort_scale):
     dt = min(signals.median_interval(p[0]) for p in pieces if p[0].size > 1)
     return args.cutoff, {'motion_band_hz': f_m,
                          'validation_hz': cutoff.validation_cutoff(f_m, dt, args.cutoff)}
+
+
+def begin_recording(sinks, dt):
+    """Tell the sinks that can hear it (an Accumulator's ``add``) that a recording begins.
+
+    Its samples get their own effort offsets, and parallel filtering its step ``dt`` (s).
+    """
+    for sink in sinks:
+        owner = getattr(sink, '__self__', None)
+        if hasattr(owner, 'begin_recording'):
+            owner.begin_recording(dt)
 
 
 def _model_order(block, model, present, held, off_q, off_v):

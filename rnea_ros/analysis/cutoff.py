@@ -16,7 +16,10 @@ Gautier 1997: the same filter on both sides of the equations):
    conditioned at each candidate (:class:`rnea_ros.analysis.signals.Conditioner`), summed into
    an :class:`rnea_ros.analysis.identification.Accumulator` with one friction model, fitted on
    its training bins and scored by the RMS error with which it predicts the efforts of the
-   bins it did not see (every fifth), per moving joint.  Every candidate predicts the same
+   bins it did not see (every fifth), per moving joint.  Each cutoff is scored twice from the
+   same sums: fitted on the measured equations, and with parallel filtering (every column and
+   the effort low-passed at the cutoff, then decimated: :class:`Accumulator` ``parallel``);
+   both predict the measured efforts of the held-out bins.  Every candidate predicts the same
    measured efforts, so the scores compare: noise in the accelerations makes the predictions
    noisy and the fit biased, distortion makes them late and small.  The score of a candidate
    is the mean over joints of (its RMS / the best candidate's RMS)^2; the lowest wins (ties:
@@ -105,18 +108,22 @@ def search(model, pieces, to_model, band, prior=1.0):
     dt = min(signals.median_interval(p[0]) for p in pieces if p[0].size > 1)
     cuts = ladder(f_m, dt)
     fm = friction_models(model, 'asymmetric')
-    rows, results = [], []
+    rows, results, modes = [], [], []
     for cut in cuts:
-        sums = Accumulator(model, fm, band)
+        sums = None                          # one candidate's sums at a time (memory)
+        sums = Accumulator(model, fm, band, parallel=cut)
         for t, Q, QD, E in pieces:
             names = [str(k) for k in range(Q.shape[1])]
             c = signals.Conditioner(names, cutoff=cut, reported=True,
                                     estimate_seconds=math.inf)
-            for block in c.feed(t, Q, QD, E) + c.finish():
+            blocks = c.feed(t, Q, QD, E) + c.finish()
+            sums.begin_recording(c.dt * c.decimation if c.dt else None)
+            for block in blocks:
                 sums.add(*to_model(block))
-        moving, rms = holdout_rms(sums, prior)
-        results.append((moving, rms))
-        rows.append({'cutoff_hz': cut})
+        for parallel in (False, True):       # the same sums: measured or filtered equations
+            results.append(holdout_rms(sums, prior, raw_fit=not parallel))
+            rows.append({'cutoff_hz': cut, 'parallel': parallel})
+            modes.append(cut)
     usable = [k for k, (m, r) in enumerate(results) if r.size]
     if not usable:
         raise ValueError('the data does not excite the robot: no joint moves enough to choose '
@@ -128,15 +135,17 @@ def search(model, pieces, to_model, band, prior=1.0):
     for k in common:
         rows[k]['score'] = float(np.mean((results[k][1] / np.maximum(best, 1e-12)) ** 2))
         rows[k]['holdout_rms'] = [float(v) for v in results[k][1]]
-    chosen = min(common, key=lambda k: (round(rows[k]['score'], 9), cuts[k]))
-    smooth = min(k for k in common
-                 if rows[k]['score'] <= rows[chosen]['score'] * (1.0 + VALIDATION_SLACK))
+    chosen = min(common, key=lambda k: (round(rows[k]['score'], 9), modes[k],
+                                        rows[k]['parallel']))
+    same = [k for k in common if rows[k]['parallel'] == rows[chosen]['parallel']]
+    smooth = min(same, key=lambda k: modes[k] if rows[k]['score'] <= rows[chosen]['score']
+                 * (1.0 + VALIDATION_SLACK) else math.inf)
     report = {'motion_band_hz': f_m, 'seconds': float(t0.size and sum(
         p[0][-1] - p[0][0] for p in pieces)), 'friction_model': fm[0].name,
-        'candidates': rows, 'chosen_hz': cuts[chosen],
-        'validation_hz': min(cuts[smooth], cuts[chosen]),
+        'candidates': rows, 'chosen_hz': modes[chosen], 'parallel': rows[chosen]['parallel'],
+        'validation_hz': min(modes[smooth], modes[chosen]),
         'joints': [model.joint_names[j] for j in joints]}
-    return cuts[chosen], report
+    return modes[chosen], report
 
 
 def lines(report):
@@ -146,10 +155,12 @@ def lines(report):
            f"{report['motion_band_hz']:.3g} Hz; candidates (cutoff Hz: score, 1 = best on "
            'every joint; held-out RMS per joint):']
     for row in report['candidates']:
-        mark = '*' if row['cutoff_hz'] == report['chosen_hz'] else ' '
+        mark = '*' if (row['cutoff_hz'] == report['chosen_hz']
+                       and row.get('parallel') == report.get('parallel')) else ' '
         rms = ' '.join(f'{v:.4g}' for v in row.get('holdout_rms', []))
-        out.append(f"  {mark} {row['cutoff_hz']:8.3g}: {row.get('score', math.nan):8.4f}   "
-                   f'{rms}')
+        kind = 'parallel' if row.get('parallel') else 'measured'
+        out.append(f"  {mark} {row['cutoff_hz']:8.3g} {kind:>8}: "
+                   f"{row.get('score', math.nan):8.4f}   {rms}")
     out.append('  validation (nominal against identified): velocities low-passed at '
                f"{report['validation_hz']:.3g} Hz (the lowest candidate within "
                f'{100 * VALIDATION_SLACK:g} % of the best), accelerations their central '

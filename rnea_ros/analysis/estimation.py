@@ -118,6 +118,10 @@ class _Fit:
     def __init__(self, model, fm, base, columns, moving):
         self.fm, self.base = fm, base
         self.sel = columns.select(fm, base)
+        names = list(base.names)          # per moving joint: its lone offset base parameter
+        self.off_index = {jj: names.index(f'off[{model.joint_names[j]}]')
+                          for jj, j in enumerate(moving)
+                          if f'off[{model.joint_names[j]}]' in names}
         nj = model.njoints
         phi_nom = inertial_parameters(model)
         self.joint_nom = fm.parameters_of(model.friction_table, model.armature)
@@ -136,12 +140,225 @@ class _Fit:
             return (2, 3)
         return (0, 1) if describes_rest(self.fm) else (0,)
 
-    def system(self, A, c, yy, n, parts):
-        """Return (A, c, yy, n) of this candidate for the sum of the given parts."""
+    def system(self, A, c, yy, n, parts, moments=None):
+        """Return (A, c, yy, n) of this candidate for the sum of the given parts.
+
+        ``moments`` (S, T, N) of :meth:`Accumulator.system`: one effort offset per joint and
+        recording is profiled out (:func:`center`), for the joints whose offset is a base
+        parameter of its own (where Coulomb terms absorb a constant, e.g. the asymmetric law on
+        moving rows only, the constant stays a parameter of the fit).
+        """
         parts = list(parts)
         Ap = A[parts].sum(axis=0)[:, :, self.sel][:, self.sel, :]
         cp = c[parts].sum(axis=0)[:, self.sel]
-        return Ap, cp, yy[parts].sum(axis=0), n[parts].sum(axis=0)
+        yp = yy[parts].sum(axis=0)
+        if moments is not None and self.off_index:
+            S, T, M = self.moments(moments, parts)
+            lone = np.zeros(len(T), dtype=bool)       # joints whose offset is a lone parameter
+            lone[list(self.off_index)] = True
+            Ap, cp, yp = center(Ap, cp, yp, S, T, np.where(lone[:, None], M, 0.0))
+        return Ap, cp, yp, n[parts].sum(axis=0)
+
+    def moments(self, moments, parts):
+        """Return this candidate's (S, T, N) per joint and recording, summed over parts."""
+        S, T, M = moments
+        parts = list(parts)
+        return S[parts].sum(axis=0)[:, :, self.sel], T[parts].sum(axis=0), M[parts].sum(axis=0)
+
+    def offsets(self, beta, S, T, M):
+        """Return (moving joints, recordings) offsets of the recordings under ``beta``.
+
+        The offset each recording's equations ask for with the other parameters at ``beta``:
+        beta_off + mean residual (NaN where a recording has no equation of the joint, or the
+        joint has no lone offset parameter).
+        """
+        out = np.full(T.shape, np.nan)
+        for jj, k in self.off_index.items():
+            seen = M[jj] > 0
+            out[jj, seen] = beta[k] + (T[jj, seen] - S[jj, seen] @ beta) / M[jj, seen]
+        return out
+
+    def deploy(self, beta, offsets):
+        """Return beta with each joint's offset the median of its recordings' (deployment)."""
+        beta = np.array(beta, dtype=float)
+        for jj, k in self.off_index.items():
+            values = offsets[jj][np.isfinite(offsets[jj])]
+            if values.size:
+                beta[k] = float(np.median(values))
+        return beta
+
+
+def center(A, c, yy, S, T, M):
+    """Return (A, c, yy) with one constant per joint and recording profiled out.
+
+    Per joint, the normal equations of ``y = W beta + o_r`` (o_r the effort offset of
+    recording r) minimised over every o_r: the Schur complement ``A - sum_r S_r S_r^T / N_r``,
+    ``c - sum_r S_r T_r / N_r``, ``yy - sum_r T_r^2 / N_r`` (S_r, T_r, N_r the sums of the
+    columns, efforts and equations of recording r).  The offset column then carries no
+    information: an offset drifting from run to run biases nothing else.
+    """
+    w = np.where(M > 0, 1.0 / np.maximum(M, 1.0), 0.0)     # N_r = 0: nothing removed
+    A = A - np.einsum('jr,jri,jrk->jik', w, S, S)
+    c = c - np.einsum('jr,jri,jr->ji', w, S, T)
+    yy = yy - np.einsum('jr,jr->j', w, T * T)
+    return A, c, np.clip(yy, 0.0, None)
+
+
+def held_out_sse(fit, beta, held, held_moments, offsets):
+    """Return per joint (sum of squared errors, equations) of beta on held-out equations.
+
+    ``held`` (A, c, yy, n) in the candidate's columns; ``held_moments`` (S, T, N) of the same
+    equations per recording and ``offsets`` (joints, recordings) the offsets the training
+    equations of each recording asked for: a held-out stretch of recording r is predicted with
+    r's offset (None: beta's own).
+    """
+    Ah, ch, yh, nh = held
+    sse = np.array([yh[j] - 2.0 * beta @ ch[j] + beta @ Ah[j] @ beta for j in range(len(nh))])
+    if held_moments is not None and offsets is not None:
+        S, T, M = held_moments
+        for jj, k in fit.off_index.items():
+            d = np.nan_to_num(offsets[jj] - beta[k])
+            resid = T[jj] - S[jj] @ beta
+            sse[jj] += float(-2.0 * d @ resid + M[jj] @ (d * d))
+    return np.clip(sse, 0.0, None), nh
+
+
+def deployed_offsets(fit, jp, offsets, moving):
+    """Return joint parameters with each moving joint's offset the median of its recordings'."""
+    jp = np.array(jp, dtype=float)
+    where = [k for k, (g, _) in enumerate(fit.fm.groups) if g == 'off']
+    if not where:
+        return jp
+    for jj, j in enumerate(moving):
+        values = offsets[jj][np.isfinite(offsets[jj])]
+        if values.size:
+            jp[j, where[0]] = float(np.median(values))
+    return jp
+
+
+def offset_report(model, moving, offsets):
+    """Return {joint: {'recordings': offsets, 'deployed': median, 'spread': max - min}}.
+
+    A recording without equations of the joint (it did not move there) has None.
+    """
+    out = {}
+    for jj, j in enumerate(moving):
+        values = offsets[jj][np.isfinite(offsets[jj])]
+        if values.size:
+            each = [float(v) if np.isfinite(v) else None for v in offsets[jj]]
+            out[model.joint_names[j]] = {'recordings': each,
+                                         'deployed': float(np.median(values)),
+                                         'spread': float(np.ptp(values))}
+    return out
+
+
+def offset_warnings(model, moving, offsets, holdout):
+    """Return a warning per joint whose offsets differ between recordings by more than its error.
+
+    The spread (largest minus smallest offset of the training recordings) against the joint's
+    held-out RMS error: a drifting offset (power cycles, sensor temperature) that a new recording
+    may not share; the deployed value is the median.
+    """
+    if offsets.shape[1] < 2 or not holdout:
+        return []
+    out = []
+    for jj, j in enumerate(moving):
+        name = model.joint_names[j]
+        values = offsets[jj][np.isfinite(offsets[jj])]
+        error = holdout['identified'].get(name)
+        if values.size >= 2 and error and np.ptp(values) > error:
+            out.append(f'{name}: its effort offset differs between the training recordings by '
+                       f'{np.ptp(values):.3g} (from {values.min():.3g} to {values.max():.3g}), '
+                       f'more than its held-out RMS error {error:.3g}; identify deploys the '
+                       f'median {np.median(values):.3g}; recalibrate the offset on the robot '
+                       'if it drifts')
+    return out
+
+
+def _score(fit, A, c, yy, n, prior, sigma_j, moving, model, ext=None):
+    """Return a candidate's row of :func:`_select`: fitted on training, held-out errors.
+
+    With ``ext`` (:meth:`Accumulator.system` extras) one effort offset per joint and recording
+    is fitted, and each held-out stretch is predicted with its recording's offset; ``bins``:
+    per held-out bin the weighted squared error (for the standard error of a difference).
+    """
+    moments = ext['moments'] if ext else None
+    train = fit.parts(False)
+    Af, cf, yf, nf = fit.system(A, c, yy, n, train, moments)
+    beta = weighted_least_squares(Af, cf, yf, nf, sigma_j, fit.beta_nom, fit.scale, prior)[0]
+    offsets = None if moments is None else fit.offsets(beta, *fit.moments(moments, train))
+
+    def sse(parts):
+        return held_out_sse(fit, beta, fit.system(A, c, yy, n, parts),
+                            None if moments is None else fit.moments(moments, parts), offsets)
+    sse_all, nh = sse((2, 3))
+    sse_moving, nm = sse((2,))
+    bins, bins_moving = [], []
+    for hA, hc, hy, hn, (hS, hT, hM), moving_part in (ext['bins'] if ext else []):
+        for out, (A_, c_, y_, n_, S_, T_, M_) in ((bins, (hA, hc, hy, hn, hS, hT, hM)),
+                                                  (bins_moving, moving_part)):
+            held = (A_[:, fit.sel][:, :, fit.sel], c_[:, fit.sel], y_, n_)
+            e = held_out_sse(fit, beta, held, (S_[:, :, fit.sel], T_, M_), offsets)[0]
+            out.append(float(np.sum(e / sigma_j ** 2)))
+    rms = np.sqrt(sse_all / np.maximum(nh, 1))
+    return {'name': fit.fm.name, 'parameters': list(fit.fm.parameter_names),
+            'holdout_rms': {model.joint_names[j]: float(r) for j, r in zip(moving, rms)},
+            'score': float(np.sum(sse_all / sigma_j ** 2) / max(int(nh.sum()), 1)),
+            'score_moving': float(np.sum(sse_moving / sigma_j ** 2) / max(int(nm.sum()), 1)),
+            'bins': bins, 'equations': int(nh.sum()), 'bins_moving': bins_moving,
+            'equations_moving': int(nm.sum())}
+
+
+def _score_folds(fit, folds, prior, sigma_j, moving, model):
+    """Return a candidate's row of :func:`_select` from recordings left out in turn.
+
+    ``folds``: per training recording ((its fit sums, extras), its measured sums) on the union
+    columns (:meth:`Accumulator.system`).  Each recording is predicted by the candidate fitted
+    on the others, one offset per joint and recording, the left-out recording's offset the
+    median of the others' (as deployed): the variation between runs, not only within one,
+    decides.  ``bins``: per recording the weighted squared error.
+    """
+    used = fit.parts(False)
+    every = used + tuple(k + 4 for k in used)
+    own = [fit.system(*system, every, ext['moments']) for (system, ext), _ in folds]
+    moments = [fit.moments(ext['moments'], every) for (_, ext), _ in folds]
+    total = [sum(o[i] for o in own) for i in range(4)]
+    sse_all, sse_moving = np.zeros(len(moving)), np.zeros(len(moving))
+    n_all, n_moving, bins = np.zeros(len(moving)), np.zeros(len(moving)), []
+    bins_moving = []
+    for k, (_, measured) in enumerate(folds):
+        Af, cf, yf, nf = (t - o for t, o in zip(total, own[k]))
+        beta = weighted_least_squares(Af, cf, yf, nf, sigma_j, fit.beta_nom, fit.scale,
+                                      prior)[0]
+        others = [fit.offsets(beta, *m) for r, m in enumerate(moments) if r != k]
+        beta = fit.deploy(beta, np.concatenate(others, axis=1))
+        e, m = held_out_sse(fit, beta, fit.system(*measured, (0, 1, 2, 3)), None, None)
+        e_m, m_m = held_out_sse(fit, beta, fit.system(*measured, (0, 2)), None, None)
+        sse_all, n_all = sse_all + e, n_all + m
+        sse_moving, n_moving = sse_moving + e_m, n_moving + m_m
+        bins.append(float(np.sum(e / sigma_j ** 2)))
+        bins_moving.append(float(np.sum(e_m / sigma_j ** 2)))
+    rms = np.sqrt(sse_all / np.maximum(n_all, 1))
+    return {'name': fit.fm.name, 'parameters': list(fit.fm.parameter_names),
+            'holdout_rms': {model.joint_names[j]: float(r) for j, r in zip(moving, rms)},
+            'score': float(np.sum(sse_all / sigma_j ** 2) / max(int(n_all.sum()), 1)),
+            'score_moving': float(np.sum(sse_moving / sigma_j ** 2)
+                                  / max(int(n_moving.sum()), 1)),
+            'bins': bins, 'equations': int(n_all.sum()), 'bins_moving': bins_moving,
+            'equations_moving': int(n_moving.sum())}
+
+
+def _noise(row, other, part=''):
+    """Return the standard error of the difference of two candidates' held-out scores.
+
+    From the per-bin weighted squared errors: the differences between bins are the noise of
+    the held-out score (paired: both candidates predict the same equations).  ``part``:
+    '_moving' for the score of the moving equations.
+    """
+    d = np.array(row['bins' + part]) - np.array(other['bins' + part])
+    if d.size < 2:
+        return 0.0
+    return float(math.sqrt(d.size * np.var(d, ddof=1)) / max(row['equations' + part], 1))
 
 
 def _upper_factor(Aw):

@@ -30,6 +30,9 @@ STRIBECK_RATIOS = (2.0, 5.0)             # v_st / v_s tried
 SYMMETRIC = (('Fv', (fr.FV_POS, fr.FV_NEG)), ('Fs', (fr.FS_POS, fr.FS_NEG)), ('off', (fr.OFF,)))
 
 
+OFFSET_KEY = ('', 0.0, 0.0, (fr.OFF,))      # the feature key of the effort offset (a constant)
+
+
 ASYMMETRIC = (('Fv+', (fr.FV_POS,)), ('Fv-', (fr.FV_NEG,)), ('Fs+', (fr.FS_POS,)),
               ('Fs-', (fr.FS_NEG,)), ('off', (fr.OFF,)))
 
@@ -188,3 +191,29 @@ def describes_rest(fm):
     """
     return fm.law == 'tanh' or (not fm.per_joint and fm.law == 'linear'
                                 and float(fm.scale) <= SIGN_BAND)
+
+
+def per_joint_scales(model, candidates, rows, best, moving):
+    """Return the chosen smooth law with each moving joint's own v_s and v_st, or None.
+
+    Per moving joint, among the candidates of the chosen one's law and terms (the grid of
+    SMOOTH_SCALES x STRIBECK_RATIOS), the scales whose fit predicts that joint's held-out
+    equations best (``holdout_rms``; a joint's friction columns enter its own equations only);
+    the other joints keep the chosen candidate's.  None when the chosen law is not smooth or
+    every joint picks the chosen scales.
+    """
+    chosen = candidates[best]
+    if chosen.law != 'tanh' or chosen.per_joint:
+        return None
+    peers = [k for k, fm in enumerate(candidates)
+             if fm.law == chosen.law and fm.groups == chosen.groups and not fm.per_joint]
+    v_s = np.full(model.njoints, float(chosen.scale))
+    v_st = np.full(model.njoints, float(chosen.stribeck_velocity))
+    for j in moving:
+        name = model.joint_names[j]
+        k = min(peers, key=lambda k: rows[k]['holdout_rms'][name])
+        v_s[j], v_st[j] = candidates[k].scale, candidates[k].stribeck_velocity
+    if np.all(v_s == chosen.scale) and np.all(v_st == chosen.stribeck_velocity):
+        return None
+    return FrictionModel(f'{chosen.law} per joint', chosen.law, tuple(map(float, v_s)),
+                         tuple(map(float, v_st)), chosen.groups)

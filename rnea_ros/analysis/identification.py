@@ -74,11 +74,13 @@ from rnea_ros.analysis.consistency import (  # noqa: F401
     parameters_of_pseudo_inertia, PSEUDO_BASIS, pseudo_inertia, pseudo_inertias,
     strictly_consistent, thickened)
 from rnea_ros.analysis.estimation import (  # noqa: F401
-    _Fit, _upper_factor, BASE_TOL, candidate_base, joint_weights, weighted_least_squares)
+    _Fit, _noise, _score, _score_folds, _upper_factor, BASE_TOL, candidate_base, center,
+    deployed_offsets, held_out_sse, joint_weights, offset_report, offset_warnings,
+    weighted_least_squares)
 from rnea_ros.analysis.friction_models import (  # noqa: F401
     ASYMMETRIC, describes_rest, feature_keys, features, friction_models, FrictionModel,
-    nominal_friction_model, SIGN_BAND, SMOOTH_SCALES, STICK_BAND, STRIBECK, STRIBECK_RATIOS,
-    SYMMETRIC, usable_equations)
+    nominal_friction_model, per_joint_scales, SIGN_BAND, SMOOTH_SCALES, STICK_BAND, STRIBECK,
+    STRIBECK_RATIOS, SYMMETRIC, usable_equations)
 from rnea_ros.core import friction as fr
 from rnea_ros.core.regressor import inertial_parameters, joint_parameters, NPARAM, regressor_batch
 
@@ -117,6 +119,8 @@ class Identification:
     armature_combined: dict = field(default_factory=dict)   # joint -> base combination of Ia
     holdout: dict = None         # identified vs nominal on held-out validation equations
     prior: float = 1.0           # the prior weight used
+    recording_offsets: dict = None   # joint -> per training recording its fitted offset
+    filtering: dict = None       # parallel filtering or the measured equations, and the scores
 
     @property
     def joint_params(self):
@@ -186,11 +190,12 @@ def identify(model, Q, QD, QDD, E, band=STICK_BAND, prior=1.0, seed=0, friction=
         return sums.identify(prior, seed)
 
 
-def holdout_rms(sums, prior=1.0, seed=0):
+def holdout_rms(sums, prior=1.0, seed=0, raw_fit=False):
     """Return (moving joints, held-out RMS per moving joint) of the first candidate model.
 
     Fitted (WLS with the prior) on the training bins of an :class:`Accumulator`, predicting its
     held-out bins: the score of one signal conditioning (:mod:`rnea_ros.analysis.cutoff`).
+    ``raw_fit``: fitted on the measured equations (parallel filtering off).
     """
     model = sums.model
     moving = sums.moving_joints()
@@ -199,14 +204,15 @@ def holdout_rms(sums, prior=1.0, seed=0):
     fm = sums.candidates[0]
     base = candidate_base(model, fm, moving, sums.hold(), seed)
     columns = _Columns(model, [base], moving, feature_keys([fm]))
-    A, c, yy, n = sums.system(moving, columns)
+    (A, c, yy, n), ext = sums.system(moving, columns, extras=True, raw_fit=raw_fit)
     fit = _Fit(model, fm, base, columns, moving)
-    sigma_j = joint_weights(*fit.system(A, c, yy, n, fit.parts(False)))
-    row = _score(fit, A, c, yy, n, prior, sigma_j, moving, model)
+    sigma_j = joint_weights(*fit.system(A, c, yy, n, fit.parts(False), ext['moments']))
+    row = _score(fit, A, c, yy, n, prior, sigma_j, moving, model, ext)
     return moving, np.array(list(row['holdout_rms'].values()))
 
 
-def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, folds=None):
+def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, folds=None,
+                      moments=None, raw_fit=False):
     """Return (prior weight, per-joint weights, report): the weakest pull not worse than nominal.
 
     Held-out data: with ``folds`` (per training recording, its (fit sums, check sums)), each
@@ -227,17 +233,26 @@ def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, fol
     x_nom = np.concatenate([inertial_parameters(model), joint_parameters(model)])
     names = [model.joint_names[j] for j in moving]
     used = fit.parts(False)
+    every = used + tuple(k + 4 for k in used)
     if folds:
-        systems = [(fit.system(*f.system(moving, columns), used + tuple(k + 2 for k in used)),
-                    fit.system(*k.system(moving, columns), (0, 1, 2, 3)), k) for f, k in folds]
+        systems = []
+        for f, k in folds:
+            (Af, cf, yf, nf), ext = f.system(moving, columns, extras=True, raw_fit=raw_fit,
+                                             bins=False)
+            mom = fit.moments(ext['moments'], every)
+            systems.append((fit.system(Af, cf, yf, nf, every, ext['moments']), mom,
+                            fit.system(*k.system(moving, columns), (0, 1, 2, 3)), k))
         total = [sum(s[0][i] for s in systems) for i in range(4)]
-        tests = [(tuple(t - s[0][i] for i, t in enumerate(total)), s[1]) for s in systems]
+        tests = [(tuple(t - s[0][i] for i, t in enumerate(total)),
+                  [o[1] for o in systems if o is not s], s[2], None) for s in systems]
         nominal_sse = sum(k.residual_rms(x_nom, moving) ** 2 * _counts(k, moving)
-                          for _, _, k in systems)
-        nominal_n = sum(_counts(k, moving) for _, _, k in systems)
+                          for _, _, _, k in systems)
+        nominal_n = sum(_counts(k, moving) for _, _, _, k in systems)
     else:
-        train = fit.system(A, c, yy, n, used)
-        tests = [(train, fit.system(*check.system(moving, columns), (2, 3)))]
+        train = fit.system(A, c, yy, n, used, moments)
+        (Ak, ck, yk, nk), ext = check.system(moving, columns, extras=True, bins=False)
+        tests = [(train, [fit.moments(moments, used)], fit.system(Ak, ck, yk, nk, (2, 3)),
+                  fit.moments(ext['moments'], (2, 3)))]
         nominal_n = _counts(check, moving, True)
         nominal_sse = check.residual_rms(x_nom, moving, held_out=True) ** 2 * nominal_n
     nominal = np.sqrt(nominal_sse / np.maximum(nominal_n, 1))
@@ -247,16 +262,22 @@ def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, fol
     def held_out(weight, mult):
         scale = fit.scale / np.sqrt(mult[groups])
         sse, cnt = np.zeros(len(moving)), np.zeros(len(moving))
-        for (Af, cf, yf, nf), (Ah, ch, yh, nh) in tests:
+        for (Af, cf, yf, nf), train_moments, held, held_moments in tests:
             beta = weighted_least_squares(Af, cf, yf, nf, sigma_j, fit.beta_nom, scale,
                                           weight)[0]
-            sse += np.clip([yh[j] - 2.0 * beta @ ch[j] + beta @ Ah[j] @ beta
-                            for j in range(len(nh))], 0.0, None)
-            cnt += nh
+            offsets = np.concatenate([fit.offsets(beta, *m) for m in train_moments], axis=1)
+            if held_moments is None:      # another recording: the deployed (median) offset
+                beta, offsets = fit.deploy(beta, offsets), None
+            e, m = held_out_sse(fit, beta, held, held_moments, offsets)
+            sse += e
+            cnt += m
         return np.sqrt(sse / np.maximum(cnt, 1))
 
     rows, pick = [], None
-    for k in PRIOR_LADDER:
+    ones = np.ones(len(moving) + 1)
+    scores = [float(np.sum((held_out(prior * k, ones) / sigma_j) ** 2)) for k in PRIOR_LADDER]
+    start = int(np.argmin(scores))             # the pull that predicts held-out data best
+    for k in PRIOR_LADDER[start:]:
         mult = np.ones(len(moving) + 1)          # the last: parameters of no single joint
         for _ in range(6):
             rms = held_out(prior * k, mult)
@@ -274,6 +295,9 @@ def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, fol
         pick = int(np.argmin([r['worst_ratio'] for r in rows]))
     row = rows[pick]
     report = {'data': 'recordings left out in turn' if folds else 'held-out bins',
+              'prior_scores': dict(zip(map(str, PRIOR_LADDER), scores)),
+              'offsets': 'one per joint and training recording; a recording predicted with '
+                         + ("the median of the others'" if folds else 'its own'),
               'nominal': dict(zip(names, map(float, nominal))), 'ladder': rows,
               'prior': row['prior'], 'joint_prior': row['joint_prior'],
               'identified': row['identified'],
@@ -324,33 +348,58 @@ def _identify(sums, prior, seed, check=None, folds=None):
     candidates = sums.candidates
     bases = [candidate_base(model, fm, moving, sums.hold(), seed) for fm in candidates]
     columns = _Columns(model, bases, moving, feature_keys(candidates))
-    A, c, yy, n = sums.system(moving, columns)
-    if n[[0, 2]].sum() < 50:
-        raise ValueError(f'{int(n.sum())} usable equations (joint speeds beyond {band} rad/s): '
-                         'record longer or faster motion (rnea-ros excite)')
-    fits = [_Fit(model, fm, b, columns, moving) for fm, b in zip(candidates, bases)]
-
-    def per_joint(rows, best):
-        fm = per_joint_scales(model, [f.fm for f in fits], rows, best, moving)
-        if fm is None:
-            return None
-        base = candidate_base(model, fm, moving, sums.hold(), seed)
-        rigid = base.base[base.base < NPARAM * model.nbodies]
-        if not np.all(np.isin(rigid, columns.rigid)):     # not in the union: not tried
-            return None
-        return _Fit(model, fm, base, columns, moving)
-    chosen, selection = _select(fits, A, c, yy, n, prior, moving, model, per_joint)
+    modes = [False, True] if sums.parallel else [True]     # parallel filtering, measured
+    weights, choices = None, []
+    for raw_fit in modes:     # one mode's sums at a time (memory): the choice keeps scores
+        (A, c, yy, n), ext = sums.system(moving, columns, extras=True, raw_fit=raw_fit)
+        if n[[0, 2]].sum() < 50:
+            raise ValueError(f'{int(n.sum())} usable equations (joint speeds beyond {band} '
+                             'rad/s): record longer or faster motion (rnea-ros excite)')
+        fits = [_Fit(model, fm, b, columns, moving) for fm, b in zip(candidates, bases)]
+        if folds:
+            ext['folds'] = [(f.system(moving, columns, extras=True, raw_fit=raw_fit,
+                                      bins=False),
+                             f.system(moving, columns, raw_fit=True)) for f, _ in folds]
+        chosen, selection, weights = _select(fits, A, c, yy, n, prior, moving, model,
+                                             _per_joint(model, sums, fits, columns, moving,
+                                                        seed), ext, weights)
+        choices.append((raw_fit, fits, chosen, selection))
+        del A, c, yy, n, ext
+    pick = 0
+    if len(choices) == 2:                    # measured only if better beyond the noise
+        a, b = choices[0][3][choices[0][2]], choices[1][3][choices[1][2]]
+        if a.get('bins'):
+            pick = int(b['score'] < a['score'] - _noise(b, a))
+    raw_fit, fits, chosen, selection = choices[pick]
+    filtering = {'parallel': not raw_fit, 'cutoff_hz': sums.parallel,
+                 'scores': {('measured' if ch[0] else 'parallel'): ch[3][ch[2]]['score']
+                            for ch in choices}}
+    for ch in choices:
+        for r in ch[3]:
+            for key in ('bins', 'equations', 'bins_moving', 'equations_moving'):
+                r.pop(key, None)
+    (A, c, yy, n), ext = sums.system(moving, columns, extras=True, raw_fit=raw_fit,
+                                     bins=False)
+    moments = ext['moments']
     fit = fits[chosen]
     holdout, joint_weight = None, np.ones(model.njoints)
-    if check is not None and check.samples and (n[2:].sum() > 0 or folds):
+    if check is not None and check.samples and (n[2:4].sum() > 0 or folds):
         prior, joint_weight, holdout = _prior_by_holdout(fit, sums, check, A, c, yy, n,
-                                                         columns, moving, prior, folds)
+                                                         columns, moving, prior, folds,
+                                                         moments, raw_fit)
     scale = fit.scale / np.sqrt(np.append(joint_weight[moving], 1.0)[
         _joint_groups(fit, model, moving)])
     used = fit.parts(False)
-    Ac, cc, yy_all, n_all = fit.system(A, c, yy, n, used + tuple(k + 2 for k in used))
+    every = used + tuple(k + 4 for k in used)
+    Ac, cc, yy_all, n_all = fit.system(A, c, yy, n, every, moments)
     beta, percent, sigma_j, Aw, share, beta_data = weighted_least_squares(
         Ac, cc, yy_all, n_all, beta_prior=fit.beta_nom, scale=scale, prior=prior)
+    # The offsets were profiled out per recording: their values are the recordings' own.
+    beta = fit.deploy(beta, fit.offsets(beta, *fit.moments(moments, every)))
+    for jj, k in fit.off_index.items():
+        share[k] = 1.0
+        percent[k] = (100.0 * sigma_j[jj] / math.sqrt(max(n_all[jj], 1)) / abs(beta[k])
+                      if beta[k] else math.inf)
     # Excitation of the rigid body and rotor inertias: friction-only base parameters (an
     # offset and a Coulomb asymmetry act alike while the joint moves) are left out.
     body = [k for k, name in enumerate(fit.base.names) if not _friction_only(name)]
@@ -363,103 +412,97 @@ def _identify(sums, prior, seed, check=None, folds=None):
     Rw = _upper_factor(Aw)
     phi, jp = consistent_fit(model, fit.base, Rw, beta_data, fit.joint_nom, moving, prior,
                              fit.fm, joint_weight)
-    table, armature = fit.fm.table(jp)
     x = np.concatenate([phi, jp.ravel()])
+    offsets = fit.offsets(fit.base.K @ x, *fit.moments(moments, every))
+    jp = deployed_offsets(fit, jp, offsets, moving)
+    x = np.concatenate([phi, jp.ravel()])
+    table, armature = fit.fm.table(jp)
+    warnings += offset_warnings(model, moving, offsets, holdout)
     return Identification(phi=phi, friction_table=table, armature=armature,
                           friction_model=fit.fm, moving=moving, base_names=fit.base.names,
                           beta=beta, sigma_percent=percent, beta_consistent=fit.base.K @ x,
                           condition=condition, joint_sigma=sigma_j, warnings=warnings,
                           samples=int(sums.samples), data_share=share, weak=weak,
                           selection=selection, holdout=holdout, prior=prior,
-                          armature_combined=_armature_combined(model, fit, moving))
+                          armature_combined=_armature_combined(model, fit, moving),
+                          recording_offsets=offset_report(model, moving, offsets),
+                          filtering=filtering)
 
 
-def per_joint_scales(model, candidates, rows, best, moving):
-    """Return the chosen smooth law with each moving joint's own v_s and v_st, or None.
-
-    Per moving joint, among the candidates of the chosen one's law and terms (the grid of
-    SMOOTH_SCALES x STRIBECK_RATIOS), the scales whose fit predicts that joint's held-out
-    equations best (``holdout_rms``; a joint's friction columns enter its own equations only);
-    the other joints keep the chosen candidate's.  None when the chosen law is not smooth or
-    every joint picks the chosen scales.
-    """
-    chosen = candidates[best]
-    if chosen.law != 'tanh' or chosen.per_joint:
-        return None
-    peers = [k for k, fm in enumerate(candidates)
-             if fm.law == chosen.law and fm.groups == chosen.groups and not fm.per_joint]
-    v_s = np.full(model.njoints, float(chosen.scale))
-    v_st = np.full(model.njoints, float(chosen.stribeck_velocity))
-    for j in moving:
-        name = model.joint_names[j]
-        k = min(peers, key=lambda k: rows[k]['holdout_rms'][name])
-        v_s[j], v_st[j] = candidates[k].scale, candidates[k].stribeck_velocity
-    if np.all(v_s == chosen.scale) and np.all(v_st == chosen.stribeck_velocity):
-        return None
-    return FrictionModel(f'{chosen.law} per joint', chosen.law, tuple(map(float, v_s)),
-                         tuple(map(float, v_st)), chosen.groups)
+def _per_joint(model, sums, fits, columns, moving, seed):
+    """Return the ``refine`` of :func:`_select`: the chosen smooth law with per-joint scales."""
+    def refine(rows, best):
+        fm = per_joint_scales(model, [f.fm for f in fits], rows, best, moving)
+        if fm is None:
+            return None
+        base = candidate_base(model, fm, moving, sums.hold(), seed)
+        rigid = base.base[base.base < NPARAM * model.nbodies]
+        if not np.all(np.isin(rigid, columns.rigid)):     # not in the union: not tried
+            return None
+        return _Fit(model, fm, base, columns, moving)
+    return refine
 
 
-def _score(fit, A, c, yy, n, prior, sigma_j, moving, model):
-    """Return a candidate's row of :func:`_select`: fitted on training, held-out errors."""
-    Af, cf, yf, nf = fit.system(A, c, yy, n, fit.parts(False))
-    beta = weighted_least_squares(Af, cf, yf, nf, sigma_j, fit.beta_nom, fit.scale, prior)[0]
-    sse, nh = _held_out_sse(fit, beta, A, c, yy, n, fit.parts(True))
-    sse_moving, nm = _held_out_sse(fit, beta, A, c, yy, n, (2,))
-    rms = np.sqrt(sse / np.maximum(nh, 1))
-    return {'name': fit.fm.name, 'parameters': list(fit.fm.parameter_names),
-            'holdout_rms': {model.joint_names[j]: float(r) for j, r in zip(moving, rms)},
-            'score': float(np.sum(sse / sigma_j ** 2) / max(int(nh.sum()), 1)),
-            'score_moving': float(np.sum(sse_moving / sigma_j ** 2) / max(int(nm.sum()), 1))}
-
-
-def _select(fits, A, c, yy, n, prior, moving, model, refine=None):
+def _select(fits, A, c, yy, n, prior, moving, model, refine=None, ext=None, weights=None):
     """Return (index of the chosen candidate, per-candidate held-out errors).
 
     Each candidate is fitted on the training blocks and predicts every held-out equation;
     ``score`` is the weighted mean squared error on all of them (slow ones included),
     ``score_moving`` on those outside the stick band, with the same weights for every candidate.
     Admissible: ``score_moving`` within PARSIMONY of its best (a law must not buy its fit of
-    the stick band with worse predictions of the moving joints); chosen: the simplest
-    admissible candidate whose ``score`` is within PARSIMONY of the best admissible one.
+    the stick band with worse predictions of the moving joints).  Chosen by the one-standard-
+    error rule (Hastie, Tibshirani and Friedman, *The Elements of Statistical Learning*, 7.10):
+    the simplest admissible candidate whose ``score`` is within one standard error of the
+    difference (:func:`_noise`, paired over the held-out bins) of the best admissible one, and
+    at least within PARSIMONY: a richer law is kept only when it predicts better beyond the
+    noise of the held-out score.
 
     ``refine(rows, best)``: a further candidate (a :class:`_Fit`, or None) built from the
     scores, e.g. the chosen law with per-joint velocity scales (:func:`per_joint_scales`).  It
     has as many parameters as the chosen one, so it replaces it when admissible and its
-    ``score`` is lower; it is appended to ``fits``.
+    ``score`` is lower by more than that noise; it is appended to ``fits``.
     """
-    first = fits[0].system(A, c, yy, n, fits[0].parts(False))
-    sigma_j = joint_weights(*first)          # common weights: the errors are comparable
-    rows = [_score(fit, A, c, yy, n, prior, sigma_j, moving, model) for fit in fits]
+    moments = ext['moments'] if ext else None
+    sigma_j = weights                        # common weights: the errors are comparable
+    if sigma_j is None:
+        sigma_j = joint_weights(*fits[0].system(A, c, yy, n, fits[0].parts(False), moments))
+
+    def score(fit):
+        if ext and ext.get('folds'):
+            return _score_folds(fit, ext['folds'], prior, sigma_j, moving, model)
+        return _score(fit, A, c, yy, n, prior, sigma_j, moving, model, ext)
+    rows = [score(fit) for fit in fits]
     moving_scores = np.array([r['score_moving'] for r in rows])
     admissible = np.ones(len(rows), dtype=bool)
-    if n[2].sum() > 0:
-        admissible = moving_scores <= moving_scores.min() * (1.0 + PARSIMONY)
-    if n[2:].sum() == 0:                     # nothing held out: the simplest
+    top_moving = int(np.argmin(moving_scores))
+    if n[2].sum() > 0:                       # within the noise (one standard error) or 2 %
+        admissible = np.array([s <= moving_scores[top_moving] + max(
+            _noise(r, rows[top_moving], '_moving'), PARSIMONY * moving_scores[top_moving])
+            for s, r in zip(moving_scores, rows)])
+    if n[2:4].sum() == 0:                    # nothing held out: the simplest
         best = 0
     else:
         scores = np.where(admissible, [r['score'] for r in rows], np.inf)
-        best = int(np.flatnonzero(scores <= scores.min() * (1.0 + PARSIMONY))[0])
+        top = int(np.argmin(scores))
+        best = next(k for k in range(len(rows)) if admissible[k] and scores[k] <= scores[top]
+                    + max(_noise(rows[k], rows[top]), PARSIMONY * scores[top]))
     for r, ok in zip(rows, admissible):
         r['admissible'] = bool(ok)
-    extra = refine(rows, best) if refine is not None and n[2:].sum() > 0 else None
+    extra = refine(rows, best) if refine is not None and n[2:4].sum() > 0 else None
     if extra is not None:
         fits.append(extra)
-        rows.append(_score(extra, A, c, yy, n, prior, sigma_j, moving, model))
-        ok = rows[-1]['score_moving'] <= moving_scores.min() * (1.0 + PARSIMONY)
+        rows.append(score(extra))
+        ok = rows[-1]['score_moving'] <= moving_scores[top_moving] + max(
+            _noise(rows[-1], rows[top_moving], '_moving'),
+            PARSIMONY * moving_scores[top_moving])
         rows[-1]['admissible'] = bool(ok or n[2].sum() == 0)
-        if ok and rows[-1]['score'] < rows[best]['score']:
+        if ok and rows[-1]['score'] < rows[best]['score'] - _noise(rows[-1], rows[best]):
             best = len(rows) - 1
+    noise = [_noise(r, rows[best]) if n[2:4].sum() else 0.0 for r in rows]
     for k, r in enumerate(rows):
         r['chosen'] = k == best
-    return best, rows
-
-
-def _held_out_sse(fit, beta, A, c, yy, n, parts):
-    """Return per moving joint (sum of squared errors of beta, equations) over ``parts``."""
-    Ah, ch, yh, nh = fit.system(A, c, yy, n, parts)
-    sse = np.array([yh[j] - 2.0 * beta @ ch[j] + beta @ Ah[j] @ beta for j in range(len(nh))])
-    return np.clip(sse, 0.0, None), nh
+        r['noise'] = noise[k]
+    return best, rows, sigma_j
 
 
 def _warnings(condition, weak):

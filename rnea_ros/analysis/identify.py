@@ -16,7 +16,9 @@ A pipeline of stages, a module each:
    1 kHz fits like 30 s).  Model joints the recording lacks are held at 0 or at
    ``--fixed joint=value``.
 3. **Accumulating** (:mod:`rnea_ros.analysis.accumulator`): per-joint normal equations per
-   held-out bin, per recording when there are 2 to MAX_FOLDS of them.
+   held-out bin, per recording when there are 2 to MAX_FOLDS of them, measured and with
+   parallel filtering at the chosen cutoff (every column and the effort alike), and per
+   recording the sums that give each recording its own effort offsets.
 4. **Fitting and choosing the model** (:mod:`rnea_ros.analysis.identification`,
    :mod:`rnea_ros.analysis.estimation`, :mod:`rnea_ros.analysis.consistency`,
    :mod:`rnea_ros.analysis.friction_models`): weighted least squares with the nominal values
@@ -91,11 +93,12 @@ def _run_identify(args):
     friction = getattr(args, 'friction', 'auto')
     cut, choice = filter_choice(args, model, fixed, scale)
     f_v = choice['validation_hz']
-    train = Accumulator(model, friction, args.band)
+    parallel = float(cut) if cut and choice.get('parallel') else None
+    train = Accumulator(model, friction, args.band, parallel=parallel)
     check = Accumulator(model, train.candidates, args.band)
     folds = None
     if 2 <= len(args.bags) <= MAX_FOLDS:     # each recording held out in turn
-        folds = [(Accumulator(model, train.candidates, args.band),
+        folds = [(Accumulator(model, train.candidates, args.band, parallel=parallel),
                   Accumulator(model, train.candidates, args.band)) for _ in args.bags]
     shown = Excerpt() if args.report else None
     loaded = read_recordings(args.bags, model, args.topic, window=args.window,

@@ -46,7 +46,8 @@ def summarise(model, result, x_nom, train, validation):
                                                         result.beta_consistent,
                                                         result.data_share)],
            'joints': {model.joint_names[j]: _joint_row(model, result, j) for j in joints},
-           'residual_rms': {}, 'held_out': result.holdout, 'prior': result.prior}
+           'residual_rms': {}, 'held_out': result.holdout, 'prior': result.prior,
+           'recording_offsets': result.recording_offsets, 'filtering': result.filtering}
     for label, data in (('training', train), ('validation', validation)):
         if data is None:
             continue
@@ -89,10 +90,14 @@ def text_report(summary):
                          f"({row['effort_rms']:.4f})")
     models = summary.get('friction_models') or []
     if models:
-        lines.append('friction models, RMS error on held-out blocks of the training data '
-                     '(N m or N), * = chosen (the simplest within 2 % of the best; "per joint": '
-                     'that law with the v_s that predicts each joint best, if it is better), x '
-                     '= not admissible (predicts the moving joints > 2 % worse than the best):')
+        held = summary.get('held_out') or {}
+        where = ('recordings left out in turn' if held.get('data', '').startswith('recordings')
+                 else 'held-out blocks of the training data')
+        lines.append(f'friction models, RMS error on {where} (N m or N), * = chosen (the '
+                     'simplest within one standard error of the best, the noise column; "per '
+                     'joint": that law with the v_s that predicts each joint best, if better '
+                     'beyond the noise), x = not admissible (predicts the moving joints > 2 % '
+                     'worse than the best):')
         joints = list(models[0]['holdout_rms'])
         lines.append(f"  {'model':<18}" + ''.join(f'{n[-12:]:>13}' for n in joints)
                      + '   score (moving joints)')
@@ -100,7 +105,23 @@ def text_report(summary):
             mark = '*' if m['chosen'] else (' ' if m.get('admissible', True) else 'x')
             lines.append(f"{mark} {m['name']:<18}"
                          + ''.join(f"{m['holdout_rms'][n]:13.4f}" for n in joints)
-                         + f"   {m['score']:.4g} ({m.get('score_moving', m['score']):.4g})")
+                         + f"   {m['score']:.4g} ({m.get('score_moving', m['score']):.4g})"
+                         + f"  noise {m.get('noise', 0.0):.3g}")
+    filtering = summary.get('filtering')
+    if filtering and filtering.get('cutoff_hz'):
+        scores = ', '.join(f'{k} {v:.4g}' for k, v in filtering['scores'].items())
+        how = ('as measured (parallel filtering did not predict better)'
+               if not filtering['parallel'] else
+               'parallel filtering (every column and the effort low-passed at '
+               f"{filtering['cutoff_hz']:.3g} Hz, then decimated)")
+        lines.append(f'equations fitted: {how}; held-out scores {scores}')
+    offsets = summary.get('recording_offsets') or {}
+    if offsets and len(next(iter(offsets.values()))['recordings']) > 1:
+        lines.append('effort offsets per training recording (N m or N), deployed: the median')
+        for name, o in offsets.items():
+            lines.append(f'  {name:<24} ' + ' '.join('       -' if v is None else f'{v:8.4f}'
+                                                     for v in o['recordings'])
+                         + f"   -> {o['deployed']:8.4f} (spread {o['spread']:.3g})")
     fm = summary['friction_model']
     v_s, v_st = fm['velocity_scale'], fm['stribeck_velocity']
     per_joint = isinstance(v_s, list)
