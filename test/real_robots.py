@@ -290,13 +290,14 @@ def nominal_model(robot):
         return node_model(f.read(), {'use_urdf_friction': True})
 
 
-def _kuka_authors_files():
-    return os.path.join(folder(), 'kuka_lwr4', 'kuka_lwr4_identified.urdf')
+AUTHORS_FILES = {'kuka_lwr4': ('kuka_lwr4', 'kuka_lwr4_identified.urdf'),
+                 'kinova_gen3': ('kinova_gen3', 'full_params_data',
+                                 'friction_parameters_solution_5.csv')}
 
 
-def _kinova_authors_files():
-    return os.path.join(folder(), 'kinova_gen3', 'full_params_data',
-                        'friction_parameters_solution_5.csv')
+def authors_file(robot):
+    """Return the path of the authors' published model (KUKA: a URDF; Kinova: friction CSV)."""
+    return os.path.join(folder(), *AUTHORS_FILES[robot])
 
 
 def _joint_dynamics(path):
@@ -320,7 +321,7 @@ def authors_torque(robot, Q, QD, QDD, names):
     from rnea_ros.core.dynamics import inverse_dynamics_batch
     from rnea_ros.core.model import RobotModel
     if robot == 'kuka_lwr4':
-        path = _kuka_authors_files()
+        path = authors_file(robot)
         model = RobotModel.from_urdf_file(path)          # rigid body: <dynamics> not applied
         _check_order(model, names)
         dyn = _joint_dynamics(path)
@@ -329,7 +330,7 @@ def authors_torque(robot, Q, QD, QDD, names):
         return inverse_dynamics_batch(model, Q, QD, QDD) + offset + damping * QD
     model = RobotModel.from_urdf_file(urdf_path(robot))
     _check_order(model, names)
-    fc, fv, ia, beta = np.loadtxt(_kinova_authors_files()).reshape(4, len(names))
+    fc, fv, ia, beta = np.loadtxt(authors_file(robot)).reshape(4, len(names))
     return inverse_dynamics_batch(model, Q, QD, QDD) + fc * np.sign(QD) + fv * QD + ia * QDD \
         + beta
 
