@@ -8,17 +8,20 @@ URDF, the identified model (URDF + PARAMS.yaml as the node builds it) and the au
 published model, with the ratios identified/authors and identified/URDF.  How each step is done
 is in :mod:`real_robots` (test/), shared with ``test/test_real_robots.py``.
 
-Folds: KUKA LWR4+ ``1>3``, ``3>1``, ``1+2>3`` (runs 1 and 2 repeat one trajectory: never one
-of them to predict the other); Kinova Gen3 leave one run out (five folds).  The authors'
-model counts only on runs it was not fitted on (KUKA: run 3, as the folder's README infers;
-Kinova: run 5); elsewhere it is shown and marked.
+Folds (``ROBOT:TRAIN-to-RUN``): KUKA LWR4+ ``1-to-3``, ``3-to-1``, ``1+2-to-3`` (runs 1 and 2
+repeat one trajectory: never one of them to predict the other); Kinova Gen3 leave one run out
+(five folds).  The authors' model counts only on runs it was not fitted on (KUKA: run 3, as
+the folder's README infers; Kinova: run 5); elsewhere it is shown and marked.
 
 The last line is PASS or FAIL against issue 28's targets: identified <= 1.0 x the authors'
 model (where counted) and <= 1.0 x the nominal URDF, on every joint of every fold.  Exit
 status 0 either way (a benchmark); 0 with a message when the folder is absent.
 
+``--tree DIR`` measures the ``rnea_ros`` of another checkout (an engine branch) with this
+harness: its package is imported instead of this repository's.
+
 Usage: python benchmarks/bench_real_robots.py [--robots kuka_lwr4 kinova_gen3]
-       [--folds kinova_gen3:1+2+3+4>5 ...]
+       [--folds kinova_gen3:1+2+3+4-to-5 ...] [--tree DIR]
 """
 
 import argparse
@@ -73,10 +76,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--robots', nargs='+', default=list(rr.ROBOTS), choices=list(rr.ROBOTS),
                         help='arms to run (default: both)')
-    parser.add_argument('--folds', nargs='+', metavar='ROBOT:TRAIN>RUN',
-                        help='folds to run, e.g. kuka_lwr4:3>1 kinova_gen3:1+2+3+4>5 '
+    parser.add_argument('--folds', nargs='+', metavar='ROBOT:TRAIN-to-RUN',
+                        help='folds to run, e.g. kuka_lwr4:3-to-1 kinova_gen3:1+2+3+4-to-5 '
                              '(default: every fold of --robots)')
+    parser.add_argument('--tree', metavar='DIR',
+                        help="a checkout whose rnea_ros to measure (default: this one's)")
     args = parser.parse_args(argv)
+    if args.tree:
+        sys.path.insert(0, os.path.abspath(args.tree))
+    import rnea_ros
     if rr.folder() is None:
         print(f'bench_real_robots: {rr.MISSING}; nothing measured')
         return 0
@@ -85,7 +93,8 @@ def main(argv=None):
     except ValueError as exc:
         print(f'bench_real_robots: {exc}')
         return 0
-    print(f'realdata: {rr.folder()}')
+    package = os.path.dirname(os.path.realpath(rnea_ros.__file__))
+    print(f'realdata: {rr.folder()}; rnea_ros: {package}')
     print(f'machine: {platform.node()}, {os.cpu_count()} cores, Python '
           f'{platform.python_version()}; {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}')
     print('evaluation: stored q, qd, qdd of the predicted run, edges trimmed (KUKA first 500 / '

@@ -101,19 +101,19 @@ FOLDS = ((('kuka_lwr4', (1,), 3), ('kuka_lwr4', (3,), 1), ('kuka_lwr4', (1, 2), 
 
 
 def fold_name(robot, train, predict):
-    """Return a fold's label, e.g. ``kinova_gen3:1+2+3+4>5``."""
-    return f"{robot}:{'+'.join(str(r) for r in train)}>{predict}"
+    """Return a fold's label, e.g. ``kinova_gen3:1+2+3+4-to-5``."""
+    return f"{robot}:{'+'.join(str(r) for r in train)}-to-{predict}"
 
 
 def parse_fold(label):
     """Return (robot, training runs, predicted run) of a label from :func:`fold_name`."""
     try:
         robot, rest = label.split(':')
-        train, predict = rest.split('>')
+        train, predict = rest.split('-to-')
         fold = (robot, tuple(int(r) for r in train.split('+')), int(predict))
     except ValueError:
-        raise ValueError(f'fold {label!r}: write ROBOT:TRAIN+TRAIN>PREDICT, e.g. '
-                         'kuka_lwr4:3>1') from None
+        raise ValueError(f'fold {label!r}: write ROBOT:TRAIN+TRAIN-to-PREDICT, e.g. '
+                         'kuka_lwr4:3-to-1') from None
     if robot not in ROBOTS or not set(fold[1] + (fold[2],)) <= set(ROBOTS[robot].runs):
         raise ValueError(f'fold {label!r}: unknown robot or run')
     if fold[2] in fold[1]:

@@ -6,8 +6,8 @@ skip and say so.  :mod:`real_robots` writes the bags (nothing cleaned), runs ide
 defaults on the training runs and evaluates the three models on the held-out run with the
 dataset's own stored q, qd, qdd (edges trimmed), torque in the URDF sign.
 
-Every fold of :data:`real_robots.FOLDS` runs here: all eight (KUKA 1>3, 3>1, 1+2>3; Kinova
-leave one out) take about 15 s on two busy cores once numba's kernels are compiled (the runs
+Every fold of :data:`real_robots.FOLDS` runs here: all eight (KUKA 1-to-3, 3-to-1, 1+2-to-3;
+Kinova leave one out) take about 15 s on two busy cores once numba's kernels are compiled (the runs
 are 10 to 25 s long, identify takes under a second on each), so no subset is needed.
 
 Targets (issue 28): identified <= 1.0 x the nominal URDF on every joint, and <= 1.0 x the
@@ -27,11 +27,11 @@ needs_data = pytest.mark.skipif(rr.folder() is None, reason=rr.MISSING)
 # (fold, reference): joints over 1.0 x on the current engine (2026-11-28, branch real at
 # f08cb27: ratios in the comment).  The issue's target holds for every other joint.
 KNOWN_FAILURES = {
-    ('kinova_gen3:2+3+4+5>1', 'urdf'): ('joint_1',),                          # 1.24
-    ('kinova_gen3:2+3+4+5>1', 'authors'): ('joint_1', 'joint_5', 'joint_6'),  # 1.24 1.21 1.01
-    ('kinova_gen3:1+3+4+5>2', 'authors'): ('joint_1', 'joint_6'),             # 1.20 1.03
-    ('kinova_gen3:1+2+4+5>3', 'authors'): ('joint_1', 'joint_7'),             # 1.28 1.78
-    ('kinova_gen3:1+2+3+5>4', 'authors'): ('joint_1', 'joint_3'),             # 1.12 1.08
+    ('kinova_gen3:2+3+4+5-to-1', 'urdf'): ('joint_1',),                           # 1.24
+    ('kinova_gen3:2+3+4+5-to-1', 'authors'): ('joint_1', 'joint_5', 'joint_6'),   # 1.24 1.21 1.01
+    ('kinova_gen3:1+3+4+5-to-2', 'authors'): ('joint_1', 'joint_6'),              # 1.20 1.03
+    ('kinova_gen3:1+2+4+5-to-3', 'authors'): ('joint_1', 'joint_7'),              # 1.28 1.78
+    ('kinova_gen3:1+2+3+5-to-4', 'authors'): ('joint_1', 'joint_3'),              # 1.12 1.08
 }
 
 AUTHORS_FOLDS = [f for f in rr.FOLDS if f[2] not in rr.ROBOTS[f[0]].authors_trained]
