@@ -61,13 +61,16 @@ def pooled_lines(robot, folds):
 
 
 def identify_lines(fold):
-    """Return what identify chose: friction model and velocity cutoffs per training bag."""
+    """Return what identify chose: friction model and velocity cutoffs (Hz) per training bag."""
     summary = fold.identified.summary
     model = (summary.get('friction_model') or {}).get('name', '?')
     lines = [f'  identify: friction model {model}']
+    shown = {}
     for bag, cutoffs in fold.identified.cutoffs().items():
         values = cutoffs.values() if isinstance(cutoffs, dict) else [cutoffs]
-        lines.append(f'  identify: {bag} cutoff_hz ' + ' '.join(f'{v:.3g}' for v in values))
+        shown.setdefault(' '.join(f'{v:.3g}' for v in values), []).append(bag)
+    for values, bags in shown.items():
+        lines.append(f"  identify: cutoff_hz {values} ({', '.join(bags)})")
     return lines
 
 
