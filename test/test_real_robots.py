@@ -7,8 +7,9 @@ defaults on the training runs and evaluates the three models on the held-out run
 dataset's own stored q, qd, qdd (edges trimmed), torque in the URDF sign.
 
 Every fold of :data:`real_robots.FOLDS` runs here: all eight (KUKA 1-to-3, 3-to-1, 1+2-to-3;
-Kinova leave one out) take about 15 s on two busy cores once numba's kernels are compiled (the runs
-are 10 to 25 s long, identify takes under a second on each), so no subset is needed.
+Kinova leave one out) take about 20 s on two busy cores once numba's kernels are compiled, about
+2 minutes in a fresh tree that compiles them (the runs are 10 to 25 s long; identify takes 1 to 4
+s a fold), so no subset of folds is needed.
 
 Targets (issue 28): identified <= 1.0 x the nominal URDF on every joint, and <= 1.0 x the
 authors' model on every joint where it counts (it was not fitted on the predicted run).
