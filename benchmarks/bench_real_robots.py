@@ -71,7 +71,10 @@ def identify_lines(fold):
         shown.setdefault(' '.join(f'{v:.3g}' for v in values), []).append(bag)
     for values, bags in shown.items():
         lines.append(f"  identify: cutoff_hz {values} ({', '.join(bags)})")
-    return lines
+    said = [f'WARNING: {w}' for w in summary.get('warnings') or []]
+    said += [line for line in fold.identified.stderr.splitlines() if line]
+    return lines + [f'  identify: {line[:150]}' + (' ...' if len(line) > 150 else '')
+                    for line in said]
 
 
 def main(argv=None):
