@@ -19,6 +19,8 @@ meets its target, so that the list is emptied as the engine improves (a strict x
 joint).  Joints not listed are asserted.
 """
 
+import os
+
 import numpy as np
 import pytest
 import real_robots as rr
@@ -200,3 +202,18 @@ def test_kuka_authors_urdf_fits_the_shoulder_and_its_offset_misfits_joint_5():
         wrist = names.index('lwr_5_joint')
         assert with_terms[wrist] > 1.5 * rigid[wrist], run
         assert np.mean(with_terms < rigid) >= 0.5, (run, with_terms, rigid)
+
+
+@needs_data
+def test_kinova_authors_model_reproduces_their_own_torque_estimate_of_run_5():
+    """Our reading of their friction solution (layout, law, sign) gives the torques they saved.
+
+    They saved the torque of their model on run 5 with 6 significant digits; 1e-4 N m bounds
+    that rounding on torques up to 25 N m.
+    """
+    d = rr.load('kinova_gen3', 5)
+    names = [str(n) for n in d['joint_names']]
+    theirs = np.loadtxt(os.path.join(rr.folder(), 'kinova_gen3', 'full_params_data',
+                                     'friction_estimate_tau_5.csv'))
+    ours = rr.authors_torque('kinova_gen3', d['q'], d['qd'], d['qdd'], names)
+    assert np.abs(ours - theirs).max() < 1e-4
