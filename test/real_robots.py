@@ -358,30 +358,39 @@ def evaluation(robot, run):
     return d['q'][keep], d['qd'][keep], d['qdd'][keep], d['tau'][keep], names
 
 
-def rms_errors(robot, run, models):
-    """Return {label: per-joint RMS of (model - measured)} on the evaluated part of a run.
+def errors(robot, run, models):
+    """Return ({label: per-joint RMS}, {label: per-joint mean}) of (model - measured).
 
-    ``models``: {label: RobotModel, or the string 'authors'}.
+    On the evaluated part of run ``run`` (:func:`evaluation`); ``models``: {label:
+    RobotModel, or the string 'authors'}.  The mean is the part of the error a constant
+    offset would remove.
     """
     Q, QD, QDD, tau, names = evaluation(robot, run)
-    out = {}
+    rms, mean = {}, {}
     for label, model in models.items():
         pred = (authors_torque(robot, Q, QD, QDD, names) if isinstance(model, str)
                 else model_torque(model, Q, QD, QDD, names))
         if not np.all(np.isfinite(pred)):
             raise ValueError(f'{label} model predicts non-finite torque on {robot} run {run}')
-        out[label] = np.sqrt(np.mean((pred - tau) ** 2, axis=0))
-    return out
+        rms[label] = np.sqrt(np.mean((pred - tau) ** 2, axis=0))
+        mean[label] = np.mean(pred - tau, axis=0)
+    return rms, mean
+
+
+def rms_errors(robot, run, models):
+    """Return {label: per-joint RMS of (model - measured)} (see :func:`errors`)."""
+    return errors(robot, run, models)[0]
 
 
 class Fold:
     """One held-out comparison: per-joint RMS of the three models and identify's figures."""
 
-    def __init__(self, robot, train, predict, names, rms, identified, samples):
-        """Keep a fold's results (``rms``: {'urdf', 'identified', 'authors'} arrays)."""
+    def __init__(self, robot, train, predict, names, rms, identified, samples, mean=None):
+        """Keep a fold's results (``rms``, ``mean``: {'urdf', 'identified', 'authors'} arrays)."""
         self.robot, self.train, self.predict = robot, tuple(train), predict
         self.names, self.rms, self.identified = list(names), rms, identified
         self.samples = samples                 # rows evaluated
+        self.mean = mean                       # mean errors (model - measured), or None
         self.authors_counted = predict not in ROBOTS[robot].authors_trained
 
     @property
@@ -409,7 +418,8 @@ class Fold:
         lines = [f'{self.label}: train on run(s) {"+".join(map(str, self.train))}, predict run '
                  f'{self.predict}; identify {self.identified.seconds:.1f} s',
                  f"  {'joint':<13}{'urdf':>9}{'ident':>9}{'authors':>9}"
-                 f"{'id/auth':>9}{'id/urdf':>9}   RMS N m; authors{counted}"]
+                 f"{'id/auth':>9}{'id/urdf':>9}{'mean id':>9}{'mean au':>9}   RMS and mean "
+                 f'(model - measured) N m; authors{counted}']
         ra, ru = self.ratio('authors'), self.ratio('urdf')
         for j, name in enumerate(self.names):
             flag = ''
@@ -417,7 +427,9 @@ class Fold:
                 flag = '  <- over target'
             lines.append(f"  {name:<13}{self.rms['urdf'][j]:9.3f}"
                          f"{self.rms['identified'][j]:9.3f}{self.rms['authors'][j]:9.3f}"
-                         f'{ra[j]:9.2f}{ru[j]:9.2f}{flag}')
+                         f'{ra[j]:9.2f}{ru[j]:9.2f}'
+                         + (f"{self.mean['identified'][j]:9.3f}{self.mean['authors'][j]:9.3f}"
+                            if self.mean else '') + flag)
         return lines
 
 
@@ -428,8 +440,8 @@ def run_fold(robot, train, predict, bags, work_dir):
               'identified': node_model(ident.urdf, ident.params),
               'authors': 'authors'}
     Q, _, _, _, names = evaluation(robot, predict)
-    return Fold(robot, train, predict, names, rms_errors(robot, predict, models), ident,
-                Q.shape[0])
+    rms, mean = errors(robot, predict, models)
+    return Fold(robot, train, predict, names, rms, ident, Q.shape[0], mean)
 
 
 def pooled(folds):
