@@ -1,0 +1,219 @@
+"""Issue 28 on real robots: default ``rnea-ros identify`` against the URDF and the authors' model.
+
+The recordings (KUKA LWR4+, Kinova Gen3) are read from ``../shared/realdata`` beside the
+repository (or ``$RNEA_REALDATA``) and never copied; where the folder is absent these tests
+skip and say so.  :mod:`real_robots` writes the bags (nothing cleaned), runs identify with its
+defaults on the training runs and evaluates the three models on the held-out run with the
+dataset's own stored q, qd, qdd (edges trimmed), torque in the URDF sign.
+
+Every fold of :data:`real_robots.FOLDS` runs here: all eight (KUKA 1-to-3, 3-to-1, 1+2-to-3;
+Kinova leave one out) take about 20 s on two busy cores once numba's kernels are compiled, about
+2 minutes in a fresh tree that compiles them (the runs are 10 to 25 s long; identify takes 1 to 4
+s a fold), so no subset of folds is needed.
+
+Targets (issue 28): identified <= 1.0 x the nominal URDF on every joint, and <= 1.0 x the
+authors' model on every joint where it counts (it was not fitted on the predicted run).
+:data:`KNOWN_FAILURES` lists the joints today's engine misses (measured); they are expected
+failures (xfail) until the engine meets them, and such a test fails as soon as a listed joint
+meets its target, so that the list is emptied as the engine improves (a strict xfail, per
+joint).  Joints not listed are asserted.
+"""
+
+import os
+
+import numpy as np
+import pytest
+import real_robots as rr
+
+needs_data = pytest.mark.skipif(rr.folder() is None, reason=rr.MISSING)
+
+# (fold, reference): joints over 1.0 x on the current engine (2026-11-28, branch real at
+# f08cb27: ratios in the comment).  The issue's target holds for every other joint.
+KNOWN_FAILURES = {
+    ('kinova_gen3:2+3+4+5-to-1', 'urdf'): ('joint_1',),                           # 1.24
+    ('kinova_gen3:2+3+4+5-to-1', 'authors'): ('joint_1', 'joint_5', 'joint_6'),   # 1.24 1.21 1.01
+    ('kinova_gen3:1+3+4+5-to-2', 'authors'): ('joint_1', 'joint_6'),              # 1.20 1.03
+    ('kinova_gen3:1+2+4+5-to-3', 'authors'): ('joint_1', 'joint_7'),              # 1.28 1.78
+    ('kinova_gen3:1+2+3+5-to-4', 'authors'): ('joint_1', 'joint_3'),              # 1.12 1.08
+}
+
+AUTHORS_FOLDS = [f for f in rr.FOLDS if f[2] not in rr.ROBOTS[f[0]].authors_trained]
+
+
+def fold_id(fold):
+    """Return a test id of a fold."""
+    return rr.fold_name(*fold)
+
+
+@pytest.fixture(scope='module')
+def fold_results(tmp_path_factory):
+    """Return fold -> :class:`real_robots.Fold`, each identified once (bags written once)."""
+    if rr.folder() is None:
+        pytest.skip(rr.MISSING)
+    work = str(tmp_path_factory.mktemp('identify'))
+    cache = {}
+    with rr.Bags() as bags:
+        def get(fold):
+            if fold not in cache:
+                cache[fold] = rr.run_fold(*fold, bags, work)
+            return cache[fold]
+        yield get
+
+
+def check_target(fold, reference):
+    """Assert identified <= 1.0 x ``reference`` on every joint, known failures as xfail."""
+    over = {name: ratio for name, ref, ratio in fold.failures() if ref == reference}
+    known = set(KNOWN_FAILURES.get((fold.label, reference), ()))
+    table = '\n'.join(fold.table())
+    unexpected = {name: round(r, 3) for name, r in over.items() if name not in known}
+    assert not unexpected, (f'{fold.label}: identified > 1.0 x {reference} on {unexpected}\n'
+                            f'{table}')
+    met = sorted(known - set(over))
+    assert not met, (f'{fold.label}: {met} now meet the target against {reference}: remove '
+                     f'them from KNOWN_FAILURES\n{table}')
+    if known:
+        pytest.xfail(f'issue 28, engine: {fold.label} identified / {reference} '
+                     + ', '.join(f'{n} {r:.2f}' for n, r in sorted(over.items())))
+
+
+@needs_data
+@pytest.mark.parametrize('fold', rr.FOLDS, ids=fold_id)
+def test_identified_is_no_worse_than_the_nominal_urdf_on_any_joint(fold_results, fold):
+    check_target(fold_results(fold), 'urdf')
+
+
+@needs_data
+@pytest.mark.parametrize('fold', AUTHORS_FOLDS, ids=fold_id)
+def test_identified_is_no_worse_than_the_authors_model_on_any_joint(fold_results, fold):
+    check_target(fold_results(fold), 'authors')
+
+
+@needs_data
+def test_identify_ran_with_defaults_and_wrote_a_node_model(fold_results):
+    """The command has only the bags, the URDF and the outputs; the parameters fit the joints."""
+    fold = fold_results(rr.FOLDS[0])
+    words = fold.identified.command.split()
+    options = {w for w in words if w.startswith('--')}
+    assert options <= {'--urdf', '--out', '--params-out', '--json', '--force'}, words
+    assert fold.identified.params['friction_joints'] == fold.names
+    assert np.all(np.isfinite(fold.rms['identified']))
+
+
+# -- the harness itself -------------------------------------------------------------------------
+
+def test_an_absent_folder_is_reported_by_name(monkeypatch, tmp_path):
+    monkeypatch.setenv(rr.ENV, str(tmp_path))
+    assert rr.folder() is None
+    with pytest.raises(FileNotFoundError, match='../shared/realdata'):
+        rr.loader()
+
+
+def test_no_fold_predicts_a_run_it_trained_on_or_a_repeat_of_it():
+    repeats = {'kuka_lwr4': ({1, 2},)}        # runs 1 and 2 repeat one trajectory
+    for robot, train, predict in rr.FOLDS:
+        assert predict not in train
+        for same in repeats.get(robot, ()):
+            assert not (predict in same and set(train) <= same), (robot, train, predict)
+        assert rr.parse_fold(rr.fold_name(robot, train, predict)) == (robot, train, predict)
+
+
+def _read_back(bag):
+    try:
+        from rnea_ros.analysis.analyze import read_joint_states
+    except ImportError:
+        from rnea_ros.analysis.recordings import read_joint_states
+    return read_joint_states(bag)
+
+
+@needs_data
+@pytest.mark.parametrize('robot, run', [('kuka_lwr4', 1), ('kinova_gen3', 5)])
+def test_bags_hold_the_stored_arrays_unchanged(tmp_path, robot, run):
+    """Every row, stamps as stored, wrapped angles, velocities as stored, efforts in URDF sign."""
+    bag = rr.write_bag(robot, run, str(tmp_path / 'bag'))
+    t, names, Q, QD, E = _read_back(bag)
+    raw = rr.loader().load(robot, run, convention='raw')
+    assert list(names) == list(raw['joint_names'])
+    np.testing.assert_allclose(t, raw['t_source'], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(np.diff(t), np.diff(raw['t_source']), rtol=0, atol=1e-6)
+    np.testing.assert_array_equal(Q, raw['q'])
+    np.testing.assert_array_equal(QD, raw['qd'])
+    sign = -1.0 if robot == 'kinova_gen3' else 1.0
+    np.testing.assert_array_equal(E, sign * raw['tau'])
+
+
+def _rms(a, b):
+    return np.sqrt(np.mean((a - b) ** 2, axis=0))
+
+
+@needs_data
+@pytest.mark.parametrize('robot', list(rr.ROBOTS))
+def test_the_trim_drops_the_edges_where_stored_accelerations_disagree(robot):
+    """Stored qdd vs the derivative of stored qd: the dropped edges disagree 3x more."""
+    for run in rr.ROBOTS[robot].runs:
+        d = rr.load(robot, run)
+        keep = rr.ROBOTS[robot].trim(d['t'])
+        deviation = d['qdd'] - np.gradient(d['qd'], d['t'], axis=0)
+        scale = np.sqrt(np.mean(d['qdd'][keep] ** 2))
+        inside = np.sqrt(np.mean(deviation[keep] ** 2)) / scale
+        edges = np.sqrt(np.mean(deviation[~keep] ** 2)) / scale
+        assert edges > 3 * inside, (robot, run, inside, edges)
+
+
+@needs_data
+def test_kinova_torque_follows_the_urdf_only_with_its_sign_reversed():
+    from rnea_ros.core.dynamics import inverse_dynamics_batch
+    from rnea_ros.core.model import RobotModel
+    model = RobotModel.from_urdf_file(rr.urdf_path('kinova_gen3'))
+    for run in rr.ROBOTS['kinova_gen3'].runs:
+        d = rr.load('kinova_gen3', run)
+        tau = inverse_dynamics_batch(model, d['q'], d['qd'], d['qdd'])
+        assert np.all(_rms(tau, d['tau']) < _rms(tau, -d['tau'])), run
+
+
+@needs_data
+def test_kinova_authors_friction_takes_up_the_offsets_of_joints_2_and_4():
+    """Their law (offsets included) fits its own run 5 on every joint, and every run's offsets."""
+    from rnea_ros.core.dynamics import inverse_dynamics_batch
+    from rnea_ros.core.model import RobotModel
+    rigid = RobotModel.from_urdf_file(rr.urdf_path('kinova_gen3'))
+    for run in rr.ROBOTS['kinova_gen3'].runs:
+        Q, QD, QDD, tau, names = rr.evaluation('kinova_gen3', run)
+        ratio = (_rms(rr.authors_torque('kinova_gen3', Q, QD, QDD, names), tau)
+                 / _rms(inverse_dynamics_batch(rigid, Q, QD, QDD), tau))
+        assert ratio[1] < 0.25 and ratio[3] < 0.25, (run, ratio)
+        if run in rr.ROBOTS['kinova_gen3'].authors_trained:
+            assert np.all(ratio < 1.0), (run, ratio)
+
+
+@needs_data
+def test_kuka_authors_urdf_fits_the_shoulder_and_its_offset_misfits_joint_5():
+    """Their inertials cut the loaded shoulder's error; their lwr_5 offset has the wrong sign."""
+    from rnea_ros.core.dynamics import inverse_dynamics_batch
+    from rnea_ros.core.model import RobotModel
+    nominal = RobotModel.from_urdf_file(rr.urdf_path('kuka_lwr4'))
+    theirs = RobotModel.from_urdf_file(rr.authors_file('kuka_lwr4'))
+    for run in rr.ROBOTS['kuka_lwr4'].runs:
+        Q, QD, QDD, tau, names = rr.evaluation('kuka_lwr4', run)
+        rigid = _rms(inverse_dynamics_batch(theirs, Q, QD, QDD), tau)
+        shoulder = names.index('lwr_1_joint')
+        assert rigid[shoulder] < 0.5 * _rms(inverse_dynamics_batch(nominal, Q, QD, QDD),
+                                            tau)[shoulder], run
+        with_terms = _rms(rr.authors_torque('kuka_lwr4', Q, QD, QDD, names), tau)
+        wrist = names.index('lwr_5_joint')
+        assert with_terms[wrist] > 1.5 * rigid[wrist], run
+        assert np.mean(with_terms < rigid) >= 0.5, (run, with_terms, rigid)
+
+
+@needs_data
+def test_kinova_authors_model_reproduces_their_own_torque_estimate_of_run_5():
+    """Our reading of their friction solution (layout, law, sign) gives the torques they saved.
+
+    They saved the torque of their model on run 5 with 6 significant digits; 1e-4 N m bounds
+    that rounding on torques up to 25 N m.
+    """
+    d = rr.load('kinova_gen3', 5)
+    names = [str(n) for n in d['joint_names']]
+    theirs = np.loadtxt(os.path.join(rr.folder(), 'kinova_gen3', 'full_params_data',
+                                     'friction_estimate_tau_5.csv'))
+    ours = rr.authors_torque('kinova_gen3', d['q'], d['qd'], d['qdd'], names)
+    assert np.abs(ours - theirs).max() < 1e-4
