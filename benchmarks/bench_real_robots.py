@@ -77,6 +77,36 @@ def identify_lines(fold):
                     for line in said]
 
 
+def plot(results, path):
+    """Draw each fold's per-joint RMS error of the three models (before / after / authors)."""
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot
+    import numpy as np
+    figure, axes = pyplot.subplots(len(results), 1, figsize=(8.0, 1.9 * len(results) + 0.6),
+                                   squeeze=False)
+    width = 0.27
+    for ax, fold in zip(axes[:, 0], results):
+        x = np.arange(len(fold.names))
+        shown = (('urdf', 'nominal URDF', '0.6'), ('identified', 'identified (defaults)', 'C0'),
+                 ('authors', "authors' model", 'C1'))
+        for k, (key, label, colour) in enumerate(shown):
+            ax.bar(x + (k - 1) * width, fold.rms[key], width, label=label, color=colour)
+        ax.set_yscale('log')
+        ax.set_xticks(x, [name.replace('_joint', '').replace('joint_', 'j')
+                          for name in fold.names], fontsize=8)
+        ax.set_ylabel('RMS N m', fontsize=8)
+        note = '' if fold.authors_counted else "; the authors' model trained on it"
+        ax.set_title(f'{fold.label} (held-out run {fold.predict}{note})', fontsize=9)
+        ax.tick_params(axis='y', labelsize=7)
+    figure.legend(*axes[0, 0].get_legend_handles_labels(), loc='upper center', ncol=3,
+                  fontsize=8)
+    figure.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.35 / figure.get_figheight()))
+    figure.savefig(path, dpi=80)
+    pyplot.close(figure)
+    return path
+
+
 def main(argv=None):
     """Run the benchmark; print the tables and a PASS/FAIL line; return 0."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
@@ -87,6 +117,8 @@ def main(argv=None):
                              '(default: every fold of --robots)')
     parser.add_argument('--tree', metavar='DIR',
                         help="a checkout whose rnea_ros to measure (default: this one's)")
+    parser.add_argument('--plot', metavar='PNG',
+                        help="also draw every fold's per-joint RMS of the three models")
     args = parser.parse_args(argv)
     if args.tree:
         sys.path.insert(0, os.path.abspath(args.tree))
@@ -122,6 +154,8 @@ def main(argv=None):
     times = ', '.join(f'{f.label} {f.identified.seconds:.1f} s' for f in results)
     print(f'identify time per fold: {times}')
     print(f'total {total:.1f} s (bags, identify, evaluation)')
+    if args.plot:
+        print(f'plot: {plot(results, args.plot)}')
     misses = [(f.label, name, ref, r) for f in results for name, ref, r in f.failures()]
     if misses:
         print('FAIL: ' + '; '.join(f'{label} {name} {r:.2f} x {ref}'
