@@ -463,7 +463,8 @@ def measure_with_relay(urdf, model, args, context, domain):
             process.terminate()
             process.wait(timeout=10)
     rows = [dict(latency_figures(driver.latencies[target]), config=target, robot=model.name,
-                 rate=args.rate, blocks=blocks) for target in ('node', 'relay')]
+                 rate=args.rate, blocks=blocks,
+                 latency_ms=_latency_ms(driver.latencies[target])) for target in ('node', 'relay')]
     rows[0].update(node_cpu_pct=node_cpu, compute_us=_mean(driver))
     return rows
 
@@ -682,6 +683,9 @@ def main():
     parser.add_argument('--soak', type=float, default=0.0,
                         help='soak seconds at --rate: RSS growth and latency creep')
     parser.add_argument('--window', type=float, default=30.0, help='soak window seconds')
+    parser.add_argument('--plot', metavar='PNG',
+                        help='with --rates/--robots and --with-relay: draw the latency '
+                             'distributions of the node and the relay')
     parser.add_argument('--serve-relay', help=argparse.SUPPRESS)
     parser.add_argument('--serve-wrench-sink', nargs='+', help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -736,6 +740,7 @@ def sweep(args):
                     row['relay_p99_ms'] = relay_row['p99_ms']
                     row['relay_p50_ms'] = relay_row['p50_ms']
                     row['relay_drops'] = relay_row['drops']
+                    row['relay_latency_ms'] = relay_row['latency_ms']
                 else:
                     row = measure('events', urdf, model, args, context, domain, args.wrenches)
                 row['dof'] = len(model.joint_names)
@@ -745,6 +750,38 @@ def sweep(args):
     finally:
         rclpy.shutdown(context=context)
     print_sweep(rows, args)
+    if args.plot and args.with_relay:
+        print(f'plot: {plot_latencies(rows, args.plot)}')
+
+
+def plot_latencies(rows, path):
+    """Draw, per robot and rate, the latency distribution of the node and of the relay."""
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot, ticker
+    figure, axes = pyplot.subplots(1, len(rows), figsize=(4.2 * len(rows), 3.2), squeeze=False)
+    for ax, row in zip(axes[0], rows):
+        for key, label, colour in (('relay_latency_ms', 'relay (decode + publish)', '0.5'),
+                                   ('latency_ms', 'rnea node', 'C0')):
+            lat = np.sort(row[key])
+            if lat.size:
+                ax.plot(lat, np.arange(1, lat.size + 1) / lat.size, color=colour,
+                        label=f'{label}: p50 {np.percentile(lat, 50):.3f}, '
+                              f'p99 {np.percentile(lat, 99):.3f} ms')
+        ax.set_xscale('log')
+        ax.xaxis.set_major_locator(ticker.FixedLocator([0.1, 0.2, 0.5, 1, 2, 5, 10]))
+        ax.xaxis.set_major_formatter(ticker.FormatStrFormatter('%g'))
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+        ax.axhline(0.99, color='0.8', linewidth=0.8)
+        ax.set_xlabel('input -> output latency (ms)', fontsize=8)
+        ax.set_ylabel('share of joint states', fontsize=8)
+        ax.set_title(f"{row['robot']} ({row['dof']} joints), {row['rate']:.0f} Hz", fontsize=9)
+        ax.legend(fontsize=7, loc='lower right')
+        ax.tick_params(labelsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=80)
+    pyplot.close(figure)
+    return path
 
 
 if __name__ == '__main__':
