@@ -156,3 +156,20 @@ def test_reader_refuses_truncated_or_garbage_bytes_with_rclpy_errors():
         with pytest.raises(Exception):                  # noqa: B017 - rclpy's own error types
             reader.read(bad)
     assert _same(reader.read(data), deserialize_message(data, JointState))
+
+
+def test_reader_refuses_a_message_beyond_its_size_bound_unread_and_reads_the_next():
+    reader = wire.JointStateReader(JointState, Time)
+    data = serialize_message(_joint_state(NAME_LISTS['panda'], 1, 2))
+    reader.read(data)
+    names = [f'unknown_joint_{k:06d}' for k in range(60_000)]
+    huge = serialize_message(_joint_state(names, 3, 4))
+    assert len(huge) > wire.MAX_JOINT_STATE_BYTES
+    with pytest.raises(ValueError, match='refused unread'):
+        reader.read(huge)
+    got = reader.read(data)                             # the remembered names are kept
+    assert isinstance(got, wire.JointStateView) and _same(got, deserialize_message(data,
+                                                                                   JointState))
+    small = wire.JointStateReader(JointState, Time, max_bytes=len(data) - 1)
+    with pytest.raises(ValueError, match=f'{len(data)} bytes'):
+        small.read(data)

@@ -29,6 +29,11 @@ from rclpy.serialization import deserialize_message, serialize_message
 _STAMP = struct.Struct('<iI')          # builtin_interfaces/Time: int32 sec, uint32 nanosec
 _MARK_SEC, _MARK_NSEC = 0x5EC0A11, 0x1A2B3C4D
 
+# The largest joint state read (bytes): 10 000 joints with 64-character names and three arrays
+# take 0.9 MB.  A larger message is refused before anything is decoded from it: decoding would
+# build an object per name, and the allocator keeps the memory it grew for them.
+MAX_JOINT_STATE_BYTES = 1 << 20
+
 
 class Field:
     """A run of float64 values of a message: its length and how to read and write it."""
@@ -194,18 +199,24 @@ class JointStateReader:
     offsets, the arrays as numpy views of the bytes, and the names are the list it already
     has.  Any other message (new names, another encoding, bytes it cannot place) is decoded by
     rclpy, which raises on garbage, and its name list is remembered instead.  One list is
-    remembered at a time.  ``time_type`` makes the stamp (builtin_interfaces/Time).
+    remembered at a time.  ``time_type`` makes the stamp (builtin_interfaces/Time).  A message
+    longer than ``max_bytes`` raises ValueError before anything is decoded (memory stays bounded
+    whatever arrives).
     """
 
-    def __init__(self, msg_type, time_type):
+    def __init__(self, msg_type, time_type, max_bytes=MAX_JOINT_STATE_BYTES):
         """Remember nothing yet."""
         self._type, self._time = msg_type, time_type
+        self.max_bytes = max_bytes
         self._block = None
         self._names = None
         self._view = JointStateView()
 
     def read(self, data):
         """Return a JointStateView (repeated names) or the decoded message (anything else)."""
+        if len(data) > self.max_bytes:
+            raise ValueError(f'{len(data)} bytes, more than the {self.max_bytes} a joint state '
+                             'may have (refused unread)')
         view = self._fast(data)
         if view is not None:
             return view
