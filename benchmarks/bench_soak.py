@@ -247,7 +247,7 @@ class Soak:
             stamp = msg.header.stamp.sec * 10 ** 9 + msg.header.stamp.nanosec
             self.bad_stamps[stamp] = kind
         arm.bad[topic].publish(msg)
-        self.record(arm, 'message', kind, time.monotonic())
+        self.record(arm, 'message', kind, time.monotonic(), detail=topic)
 
     def urdf_fault(self, arm):
         """Republish the arm's robot description: another variant, the same, or broken."""
@@ -310,7 +310,7 @@ class Soak:
                 if arm.publisher is not None:
                     arm.publisher.proc.terminate()
                     arm.publisher.proc.wait(timeout=10)
-            self.spin(0.5)                                  # the last answers
+            self.spin(1.5)                  # the last answers and the nodes' final counts
         finally:
             self.stop()
         self.load_after = os.getloadavg()
@@ -415,7 +415,14 @@ class Soak:
                 'alive': arm.alive_at_end,
                 'reloads_taken': len(arm.switches),
                 'reload_s': [b - a for a, b in arm.switches],
-                'declared': arm.declared, 'cases': len(arm.cases),
+                'declared': arm.declared, 'cases': len(arm.cases), 'counts': arm.counts,
+                'sent_all': int(np.unique(np.concatenate(
+                    [run.sent() for run in arm.runs] + [np.zeros(0, dtype=np.int64)])).size),
+                'bad_joint_states': sum(1 for f in self.faults if f['arm'] == arm.name
+                                        and f['category'] == 'message'
+                                        and f['detail'] == 'joint_states'),
+                'answers_last_life': len(times) - arm.lives[-1]['answers_before']
+                if arm.lives else 0,
                 'tried': min(arm.case_index, len(arm.cases))}
         return out
 

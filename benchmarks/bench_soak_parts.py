@@ -258,6 +258,9 @@ class Arm:
         node.create_subscription(JointState, f'{ns}/rnea/joint_efforts', self._on_efforts, 1000)
         node.create_subscription(Float64MultiArray, f'{ns}/effort_controller/commands',
                                  self._on_command, 1000)
+        from diagnostic_msgs.msg import DiagnosticArray
+        node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics, 100)
+        self.counts = {}                    # the node's own totals (its diagnostics), this life
         srv = f'{ns}/rnea/'
         self.clients = {'list': node.create_client(ListParameters, srv + 'list_parameters'),
                         'describe': node.create_client(DescribeParameters,
@@ -308,6 +311,14 @@ class Arm:
             self.ready = True
             self.lives[-1].update(first_answer=now, first_stamp=self.stamps[-1])
 
+    def _on_diagnostics(self, msg):
+        for status in msg.status:
+            if status.name == f'/{self.name}/rnea: rnea':
+                values = {kv.key: kv.value for kv in status.values}
+                if 'outputs_total' in values:
+                    self.counts = {k: int(values[k]) for k in
+                                   ('inputs_total', 'outputs_total', 'rejected_inputs_total')}
+
     def _on_command(self, msg):
         import numpy as np
         data = np.asarray(msg.data, dtype=float)
@@ -328,7 +339,8 @@ class Arm:
              '--params-file', os.path.join(self.soak.root, 'config', 'gravity_compensation.yaml'),
              '-p', 'enabled:=true'], stdout=log, stderr=subprocess.STDOUT)
         self.lives.append({'start': time.monotonic(), 'rss': [], 'log': log.name,
-                           'first_answer': None})
+                           'first_answer': None, 'answers_before': len(self.times)})
+        self.counts = {}
         self.ready = False
 
     def alive(self):
@@ -479,6 +491,15 @@ def report(res):
         for d in a['deaths']:
             print(f"{name} node died (exit {d['returncode']}), killed by "
                   f"{d.get('killed_by') or 'no parameter in flight'}: {d['last_line']}")
+    for name, a in res['arms'].items():
+        c = a.get('counts') or {}
+        if c:
+            print(f"{name}: the node's own count (its diagnostics, last life): "
+                  f"{c['inputs_total']} joint states received, "
+                  f"{c['rejected_inputs_total']} refused, {c['outputs_total']} answered; the "
+                  f"benchmark received {a['answers_last_life']} of those answers; the "
+                  f"publishers sent {a['sent_all']} good and {a['bad_joint_states']} bad joint "
+                  'states in all')
     for name, a in res['arms'].items():
         blame = sorted(a['blame'].items(), key=lambda x: -x[1])
         print(f'{name}: missing answers by the fault just before them: ' +

@@ -89,6 +89,49 @@ def test_friction_that_follows_the_reported_sign_at_rest_is_chosen_and_predicts_
     assert np.sqrt(np.mean(err ** 2, axis=0)).max() < 0.1
 
 
+def test_a_resting_finger_gets_the_sign_law_while_the_moving_arm_keeps_its_band():
+    """Arm joints move all the time, fingers rest most of it: each joint gets its own band.
+
+    The arm's Coulomb friction ramps inside 0.01 rad/s (reported speed noisy there); the
+    fingers' follows sign(reported qd) at rest, as in the demo's shipped excitation.
+    """
+    model = RobotModel.from_urdf_file(urdf_path('panda'))
+    rng = np.random.default_rng(11)
+    t = np.arange(0.0, 60.0, 0.01)
+    n = model.nv
+    Q, QD, QDD = np.zeros((t.size, n)), np.zeros((t.size, n)), np.zeros((t.size, n))
+    for j in range(7):                                       # multi-sine, never at rest long
+        for k, f in enumerate((0.11, 0.23, 0.37)):
+            a, w, p = 0.4 / (k + 1), 2 * math.pi * (f + 0.013 * j), rng.uniform(0, 2 * math.pi)
+            Q[:, j] += a * np.sin(w * t + p)
+            QD[:, j] += a * w * np.cos(w * t + p)
+            QDD[:, j] -= a * w * w * np.sin(w * t + p)
+    phase = np.clip((t % 5.0) / 0.8, 0.0, 1.0)               # 0.8 s moves, 4.2 s rests
+    s = phase - np.sin(2 * math.pi * phase) / (2 * math.pi)
+    ds = (1 - np.cos(2 * math.pi * phase)) / 0.8 * (phase < 1.0)
+    dds = 2 * math.pi * np.sin(2 * math.pi * phase) / 0.64 * (phase < 1.0)
+    direction = np.where(np.floor(t / 5.0) % 2 == 0, 1.0, -1.0)
+    for j in (7, 8):
+        Q[:, j] = 0.02 + 0.03 * direction * (s - 0.5)
+        QD[:, j], QDD[:, j] = 0.03 * direction * ds, 0.03 * direction * dds
+    reported = QD + rng.normal(0.0, 2e-3, QD.shape) * (np.abs(QD) < 1e-2)
+    from rnea_ros.core.dynamics import inverse_dynamics_batch
+    coulomb = np.where(np.arange(n) < 7, 0.8, 2.0)
+    law = np.where(np.arange(n) < 7, 0.01, 1e-6)
+    E = (inverse_dynamics_batch(model, Q, QD, QDD)
+         + coulomb * fr.smooth_sign(np.where(np.arange(n) < 7, QD, reported), law, 'linear')
+         + 0.1 * QD + rng.normal(0.0, 0.02, QD.shape))
+    result = identify(model, Q, reported, QDD, E)
+    fm = result.friction_model
+    assert fm.name == 'coulomb or sign per joint', [(r['name'], r['score'])
+                                                    for r in result.selection]
+    np.testing.assert_array_equal(fm.scales()[0], law)
+    rest = np.abs(QD[:, 7]) < 1e-2
+    from rnea_ros.analysis.identification import predict
+    err = predict(model, result, Q, reported, QDD)[rest][:, 7:] - E[rest][:, 7:]
+    assert np.sqrt(np.mean(err ** 2, axis=0)).max() < 0.1
+
+
 @pytest.fixture(scope='module')
 def flipped(tmp_path_factory):
     """Return a real-looking log whose efforts have the opposite sign to the URDF's."""

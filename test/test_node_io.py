@@ -241,6 +241,19 @@ def test_stats_and_diagnostic_level():
     assert node_io.diagnostic_level(True, True, False, stats.summary(0.2))[0] == node_io.OK
 
 
+def test_stats_totals_count_every_input_and_output_across_periods():
+    stats = node_io.CycleStats(now=0.0)
+    for period in range(3):
+        stats.inputs += 5
+        for _ in range(4):
+            stats.cycle(0.001, clamped=0)
+        summary = stats.summary(now=period + 1.0)
+        assert (summary['inputs_total'], summary['outputs_total']) == (5 * (period + 1),
+                                                                       4 * (period + 1))
+        stats.reset(now=period + 1.0)
+    assert stats.summary(now=3.5)['input_rate_hz'] == 0.0
+
+
 def test_a_reloaded_model_adopts_the_merged_state_of_same_named_joints():
     old = node_io.JointStateInput(NAMES, MIMIC)
     old.update(['a', 'b', 'c'], [1.0, 2.0, 3.0], [0.1, 0.2, 0.3])

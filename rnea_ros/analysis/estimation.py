@@ -12,7 +12,7 @@ import numpy as np
 
 from rnea_ros.analysis.base_parameters import base_from_regressor, khalil_priority, random_states
 from rnea_ros.analysis.consistency import _joint_scales, _prior_scales
-from rnea_ros.analysis.friction_models import describes_rest
+from rnea_ros.analysis.friction_models import rest_joints
 from rnea_ros.core.regressor import inertial_parameters, NPARAM, parameter_names, regressor_batch
 
 
@@ -118,6 +118,7 @@ class _Fit:
     def __init__(self, model, fm, base, columns, moving):
         self.fm, self.base = fm, base
         self.sel = columns.select(fm, base)
+        self.rest = rest_joints(fm, model.njoints)[np.asarray(moving, dtype=int)]
         names = list(base.names)          # per moving joint: its lone offset base parameter
         self.off_index = {jj: names.index(f'off[{model.joint_names[j]}]')
                           for jj, j in enumerate(moving)
@@ -134,11 +135,22 @@ class _Fit:
         """Return the parts of :meth:`Accumulator.system` this model fits (or is tested on).
 
         A smooth law describes the low-speed region too, so it uses the slow samples; the
-        linear law leaves them out (stick-slip).  Every model is tested on all held-out ones.
+        linear law leaves them out (stick-slip), unless its band is the sign law's.  Every
+        model is tested on all held-out ones.  When only some joints' laws describe rest, the
+        slow part is written ``1.5``: part 1 for those joints only (:meth:`system`).
         """
         if holdout:
             return (2, 3)
-        return (0, 1) if describes_rest(self.fm) else (0,)
+        if self.rest.all():
+            return (0, 1)
+        return (0, 1.5) if self.rest.any() else (0,)
+
+    def _weights(self, parts):
+        """Return (parts as indices, per part and moving joint 1 or 0): see :meth:`parts`."""
+        ones = np.ones(self.rest.size)
+        return ([int(p) for p in parts],
+                np.array([ones if float(p).is_integer() else self.rest.astype(float)
+                          for p in parts]))
 
     def system(self, A, c, yy, n, parts, moments=None):
         """Return (A, c, yy, n) of this candidate for the sum of the given parts.
@@ -148,22 +160,23 @@ class _Fit:
         parameter of its own (where Coulomb terms absorb a constant, e.g. the asymmetric law on
         moving rows only, the constant stays a parameter of the fit).
         """
-        parts = list(parts)
-        Ap = A[parts].sum(axis=0)[:, :, self.sel][:, self.sel, :]
-        cp = c[parts].sum(axis=0)[:, self.sel]
-        yp = yy[parts].sum(axis=0)
+        idx, w = self._weights(parts)
+        Ap = np.einsum('pj,pjab->jab', w, A[idx])[:, :, self.sel][:, self.sel, :]
+        cp = np.einsum('pj,pja->ja', w, c[idx])[:, self.sel]
+        yp = np.einsum('pj,pj->j', w, yy[idx])
         if moments is not None and self.off_index:
             S, T, M = self.moments(moments, parts)
             lone = np.zeros(len(T), dtype=bool)       # joints whose offset is a lone parameter
             lone[list(self.off_index)] = True
             Ap, cp, yp = center(Ap, cp, yp, S, T, np.where(lone[:, None], M, 0.0))
-        return Ap, cp, yp, n[parts].sum(axis=0)
+        return Ap, cp, yp, np.rint(np.einsum('pj,pj->j', w, n[idx])).astype(n.dtype)
 
     def moments(self, moments, parts):
         """Return this candidate's (S, T, N) per joint and recording, summed over parts."""
         S, T, M = moments
-        parts = list(parts)
-        return S[parts].sum(axis=0)[:, :, self.sel], T[parts].sum(axis=0), M[parts].sum(axis=0)
+        idx, w = self._weights(parts)
+        return (np.einsum('pj,pjra->jra', w, S[idx])[:, :, self.sel],
+                np.einsum('pj,pjr->jr', w, T[idx]), np.einsum('pj,pjr->jr', w, M[idx]))
 
     def offsets(self, beta, S, T, M):
         """Return (moving joints, recordings) offsets of the recordings under ``beta``.

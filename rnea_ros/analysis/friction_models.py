@@ -112,26 +112,30 @@ class FrictionModel:
         return keys + [('Ia',)]
 
 
+FAMILIES = ('coulomb', 'sign', 'asymmetric', 'tanh')     # what --friction names, simplest first
+
+
 def friction_models(model, which='auto'):
     """Return the candidate :class:`FrictionModel` list, simplest first.
 
-    ``which``: 'auto' (all), 'coulomb' (symmetric Fv, Fs, linear sign), 'asymmetric' (Fv+-,
-    Fs+-, linear sign), 'sign' (as asymmetric with a band of SIGN_BAND: the Coulomb term
-    follows the sign of the reported velocity down to rest, fitted on every row) or 'tanh'
+    ``which``: 'auto' (all), 'coulomb' (symmetric Fv, Fs, linear sign), 'sign' (as coulomb
+    with a band of SIGN_BAND: the Coulomb term follows the sign of the reported velocity down
+    to rest, fitted on every row; as many parameters as coulomb), 'asymmetric' (Fv+-, Fs+-,
+    linear sign) or 'tanh'
     (Fv+-, Fs+- and a Stribeck term Fx on the tanh sign, every v_s of SMOOTH_SCALES with
     v_st = v_s times each of STRIBECK_RATIOS; named 'tanh v_s/v_st').
     """
     band = model.coulomb_band
     out = {'coulomb': [FrictionModel('coulomb', 'linear', band, fr.STRIBECK_VELOCITY,
                                      SYMMETRIC)],
+           'sign': [FrictionModel('sign', 'linear', SIGN_BAND, fr.STRIBECK_VELOCITY,
+                                  SYMMETRIC)],
            'asymmetric': [FrictionModel('asymmetric', 'linear', band, fr.STRIBECK_VELOCITY,
                                         ASYMMETRIC)],
-           'sign': [FrictionModel('sign', 'linear', SIGN_BAND, fr.STRIBECK_VELOCITY,
-                                  ASYMMETRIC)],
            'tanh': [FrictionModel(f'tanh {v:g}/{k * v:g}', 'tanh', v, k * v, STRIBECK)
                     for v in SMOOTH_SCALES for k in STRIBECK_RATIOS]}
     if which == 'auto':
-        return [m for group in out.values() for m in group]
+        return [m for family in FAMILIES for m in out[family]]
     if which not in out:
         raise ValueError(f"friction model must be 'auto' or one of {list(out)}, got {which!r}")
     return out[which]
@@ -189,21 +193,35 @@ def describes_rest(fm):
     A smooth law, and the sign law (a band so narrow that Coulomb friction follows the sign of
     the reported velocity down to rest) do; the linear law with a wide band leaves them out.
     """
-    return fm.law == 'tanh' or (not fm.per_joint and fm.law == 'linear'
-                                and float(fm.scale) <= SIGN_BAND)
+    return bool(np.all(rest_joints(fm, 1)))
+
+
+def rest_joints(fm, njoints):
+    """Return per joint whether its law describes slow rows too (:func:`describes_rest`).
+
+    With per-joint scales the linear law may be the sign law on some joints only.
+    """
+    if fm.law == 'tanh':
+        return np.ones(njoints, dtype=bool)
+    if fm.law != 'linear':
+        return np.zeros(njoints, dtype=bool)
+    v_s = np.asarray(fm.scale, dtype=float)
+    return np.broadcast_to(v_s <= SIGN_BAND, (njoints,) if v_s.ndim == 0 else v_s.shape).copy()
 
 
 def per_joint_scales(model, candidates, rows, best, moving):
-    """Return the chosen smooth law with each moving joint's own v_s and v_st, or None.
+    """Return the chosen law with each moving joint's own v_s and v_st, or None.
 
-    Per moving joint, among the candidates of the chosen one's law and terms (the grid of
-    SMOOTH_SCALES x STRIBECK_RATIOS), the scales whose fit predicts that joint's held-out
-    equations best (``holdout_rms``; a joint's friction columns enter its own equations only);
-    the other joints keep the chosen candidate's.  None when the chosen law is not smooth or
-    every joint picks the chosen scales.
+    Per moving joint, among the candidates of the chosen one's law and terms (for the smooth
+    law the grid of SMOOTH_SCALES x STRIBECK_RATIOS; for the linear law the model's Coulomb band
+    and the sign law's), the scales whose fit predicts that joint's held-out equations best
+    (``holdout_rms``; a joint's friction columns enter its own equations only); the other
+    joints keep the chosen candidate's.  So a gripper finger that spends its time at rest may
+    follow the sign law while the arm's joints keep a band.  None when the chosen model has
+    per-joint scales already or every joint picks the chosen scales.
     """
     chosen = candidates[best]
-    if chosen.law != 'tanh' or chosen.per_joint:
+    if chosen.per_joint:
         return None
     peers = [k for k, fm in enumerate(candidates)
              if fm.law == chosen.law and fm.groups == chosen.groups and not fm.per_joint]
@@ -215,5 +233,6 @@ def per_joint_scales(model, candidates, rows, best, moving):
         v_s[j], v_st[j] = candidates[k].scale, candidates[k].stribeck_velocity
     if np.all(v_s == chosen.scale) and np.all(v_st == chosen.stribeck_velocity):
         return None
-    return FrictionModel(f'{chosen.law} per joint', chosen.law, tuple(map(float, v_s)),
+    name = 'tanh per joint' if chosen.law == 'tanh' else 'coulomb or sign per joint'
+    return FrictionModel(name, chosen.law, tuple(map(float, v_s)),
                          tuple(map(float, v_st)), chosen.groups)

@@ -455,7 +455,9 @@ def _select(fits, A, c, yy, n, prior, moving, model, refine=None, ext=None, weig
     the simplest admissible candidate whose ``score`` is within one standard error of the
     difference (:func:`_noise`, paired over the held-out bins) of the best admissible one, and
     at least within PARSIMONY: a richer law is kept only when it predicts better beyond the
-    noise of the held-out score.
+    noise of the held-out score.  Among the admissible candidates with as many parameters as
+    that one (the same law and terms, other velocity scales: e.g. the Coulomb band and the
+    sign law) the lowest ``score`` is chosen.
 
     ``refine(rows, best)``: a further candidate (a :class:`_Fit`, or None) built from the
     scores, e.g. the chosen law with per-joint velocity scales (:func:`per_joint_scales`).  It
@@ -486,6 +488,11 @@ def _select(fits, A, c, yy, n, prior, moving, model, refine=None, ext=None, weig
         top = int(np.argmin(scores))
         best = next(k for k in range(len(rows)) if admissible[k] and scores[k] <= scores[top]
                     + max(_noise(rows[k], rows[top]), PARSIMONY * scores[top]))
+    if n[2:4].sum() > 0:                     # as many parameters: the better score decides
+        chosen = fits[best].fm
+        best = min((k for k in range(len(rows)) if admissible[k]
+                    and fits[k].fm.law == chosen.law and fits[k].fm.groups == chosen.groups
+                    and not fits[k].fm.per_joint), key=lambda k: (rows[k]['score'], k))
     for r, ok in zip(rows, admissible):
         r['admissible'] = bool(ok)
     extra = refine(rows, best) if refine is not None and n[2:4].sum() > 0 else None

@@ -57,6 +57,7 @@ from rnea_ros.analysis.comparison import (not_worse, opposite_sign, parse_effort
 from rnea_ros.analysis.conditioning import (  # noqa: F401 - the stages, importable from here
     Excerpt, filter_choice, load_recordings, load_samples, parse_fixed, Progress,
     read_recordings, Samples)
+from rnea_ros.analysis.friction_models import FAMILIES
 from rnea_ros.analysis.identification import Accumulator
 from rnea_ros.analysis.output import identified_urdf, node_parameters, write_atomic
 from rnea_ros.analysis.report import plot, residual_rms, summarise, text_report  # noqa: F401
@@ -182,10 +183,10 @@ def add_identify_arguments(parser):
                         help='|qd| below which a joint equation is left out (stick-slip), rad/s '
                         '(0: keep every equation)')
     parser.add_argument('--friction', default='auto',
-                        choices=('auto', 'coulomb', 'asymmetric', 'tanh'),
+                        choices=('auto',) + FAMILIES,
                         help='friction model: auto (chosen by held-out prediction error, the '
-                        'default), coulomb, asymmetric or tanh (README: Identify the real '
-                        'robot)')
+                        'default), or one of {} (README: Identify the real robot)'.format(
+                            ', '.join(FAMILIES)))
     parser.add_argument('--prior', type=arg.PRIOR, default=1.0,
                         help='weight of the pull toward the nominal parameters (default 1)')
     parser.add_argument('--cutoff', type=arg.CUTOFF, metavar='HZ',

@@ -95,10 +95,13 @@ class CycleStats:
         """Start counting at ``now``."""
         self.total_clamped = 0
         self.total_rejected = 0
+        self.total_inputs = self.total_outputs = self.inputs = self.outputs = 0
         self.reset(now)
 
     def reset(self, now):
-        """Start a new reporting period."""
+        """Start a new reporting period (the totals keep counting)."""
+        self.total_inputs += self.inputs
+        self.total_outputs += self.outputs
         self.period_start = now
         self.inputs = 0
         self.outputs = 0
@@ -134,6 +137,8 @@ class CycleStats:
             'clamp_events_total': self.total_clamped,
             'rejected_inputs': self.rejected,
             'rejected_inputs_total': self.total_rejected,
+            'inputs_total': self.total_inputs + self.inputs,
+            'outputs_total': self.total_outputs + self.outputs,
         }
 
 
