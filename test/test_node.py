@@ -396,6 +396,27 @@ def test_robot_description_topic_and_bad_description_keeps_the_old_model(make, p
     assert h.node._rt.model.name == 'panda'
 
 
+def test_the_description_in_use_republished_builds_nothing_and_a_new_one_is_installed(
+        make, panda):
+    """A republished description (transient local, relaunches) that is the one in use: a no-op."""
+    h = make(urdf_file='', mode='gravity_compensation')
+    with open(PANDA, encoding='utf-8') as f:
+        text = f.read()
+    h.description.publish(String(data=text))
+    h.spin_until(lambda: h.node._rt is not None)
+    first = h.node._rt
+    h.description.publish(String(data=text))
+    h.spin_for(0.3)
+    assert h.node._rt is first and not h.node._loader.pending
+    heavier = text.replace('<mass value="0.646926"/>', '<mass value="1.646926"/>', 1)
+    assert heavier != text
+    h.description.publish(String(data=heavier))
+    h.spin_until(lambda: h.node._rt is not first)
+    q, _, _ = _state(panda, seed=9)
+    assert not np.allclose(h.joint_state(panda.joint_names, q).effort,
+                           inverse_dynamics(panda, q, np.zeros(9), np.zeros(9)))
+
+
 # -- outputs ----------------------------------------------------------------------------------
 
 def test_reaction_wrenches_match_the_core(make, panda):

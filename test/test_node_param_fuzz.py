@@ -17,7 +17,8 @@ After each request: the node is alive (no exception left its executor), it answe
 probe input with the same output as before (rnea: the efforts for one joint state;
 feed-forward: the efforts filled into one trajectory; simulator: the efforts it applies for
 one command), and a refusal carries a reason naming the parameter (and the expected type when
-the ROS type is wrong).  A value the node accepts is then set back and the output compared.
+the ROS type is wrong) and leaves the parameter described with its own type (rclpy writes the
+requested type into a dynamically typed parameter's descriptor before the node can refuse).  A value the node accepts is then set back and the output compared.
 A value of another ROS type may be accepted only as a YAML-typed value of its own kind (an
 integer for a double, integers for a double array, an empty array of any type for an array, a
 YAML boolean word for a string that has it as a choice) and must then be stored in the
@@ -180,6 +181,9 @@ class Fuzzer:
             if now is None or plain(now)[0] != original.type or \
                     not same(plain(now)[1], plain(original)[1]):
                 self.fail(name, value, path, f'refused but changed to {now}')
+            described = target.node.describe_parameter(name).type
+            if original.type and described != original.type:
+                self.fail(name, value, path, f'refused but described as type {described} now')
         if target.killed > killed:
             self.fail(name, value, path, f'killed the node: {target.died}')
         elif not _is_probe_same(target):

@@ -261,6 +261,61 @@ def _named(node, request, response):
     return response
 
 
+MAX_VALUES = 1024      # the longest array any parameter of these nodes takes (one per joint)
+
+MAX_STRING = 65536     # bytes: the longest string (a robot description is given as a file)
+
+_ARRAY_FIELDS = ('bool_array_value', 'integer_array_value', 'double_array_value',
+                 'string_array_value', 'byte_array_value')
+
+
+def oversize_reason(node, request):
+    """Return why a parameter request is refused unread (an array or string too long), or ''.
+
+    Checked before rclpy converts the values (10 000 of them take 5 to 15 ms of the executor
+    thread: a 1 kHz joint-state stream would lose states meanwhile).
+    """
+    for param in getattr(request, 'parameters', ()):
+        value = getattr(param, 'value', None)
+        if value is None:
+            continue
+        n = max(len(getattr(value, field, ())) for field in _ARRAY_FIELDS)
+        if n > MAX_VALUES:
+            what = f'{n} values; no parameter of this node takes more than {MAX_VALUES}'
+        elif (len(getattr(value, 'string_value', '')) > MAX_STRING
+              and param.name != 'robot_description'):
+            what = (f'a string of {len(value.string_value)} characters; no parameter of this '
+                    f'node but robot_description takes more than {MAX_STRING}')
+        else:
+            continue
+        try:
+            kind = KIND_OF_TYPE[Parameter.Type(node.describe_parameter(param.name).type)]
+            return f'{param.name} expects {expected(kind)}, got {what}'
+        except Exception:  # noqa: B902 - not declared: rclpy's own answer names it
+            return f'{param.name}: {what}'
+    return ''
+
+
+def restore_types(node, request):
+    """Give each requested parameter's descriptor the type of its value again.
+
+    rclpy writes the requested type into the stored descriptor of a dynamically typed parameter
+    before the node's callbacks can refuse the value, and leaves it there: after a refused
+    ``ros2 param set /rnea mode 1.0`` the value is still a string but ``ros2 param describe``
+    would say double.
+    """
+    for param in getattr(request, 'parameters', ()):
+        try:
+            if not node.has_parameter(param.name):
+                continue
+            descriptor = node.describe_parameter(param.name)   # rclpy's stored descriptor
+            actual = node.get_parameter(param.name).type_.value
+        except Exception:  # noqa: B902 - a name rclpy cannot look up: nothing to restore
+            continue
+        if descriptor.dynamic_typing and descriptor.type != actual:
+            descriptor.type = actual
+
+
 def guard_services(node, log=None):
     """Make every service of ``node`` answer a request it cannot handle with a refusal.
 
@@ -277,11 +332,16 @@ def guard_services(node, log=None):
 
         def guarded(request, response, callback=callback, name=service.srv_name):
             try:
+                reason = oversize_reason(node, request)
+                if reason:
+                    return refused_response(response, request, reason)
                 return _named(node, request, callback(request, response))
             except Exception as exc:  # noqa: B902 - a bad request is refused, the node stays
                 reason = f'{name}: request refused: {_first_line(exc)}'
                 if log is not None:
                     log.error(reason, throttle_duration_sec=1.0)
                 return refused_response(response, request, reason)
+            finally:
+                restore_types(node, request)
         guarded.guarded = True
         service.callback = guarded

@@ -67,6 +67,8 @@ JOINT_STATE_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
                              reliability=ReliabilityPolicy.BEST_EFFORT)
 INPUT_DEPTH = 10
 
+GIL_SWITCH_INTERVAL = 0.0005     # s: how long the executor waits for the model loader thread
+
 
 def _plain(value, name=None):
     """Return a parameter value as a plain Python value in its table type (lists for arrays)."""
@@ -424,6 +426,8 @@ class RneaNode(ObserverMixin, InputsMixin, CycleMixin, Node):
                 self._description_note = source[0]
                 self._log.info(f'ignoring the robot_description topic: using {source[0]}')
             return
+        if self._rt is not None and self._rt.source == (*source, self._cfg):
+            return                      # the description in use, republished: nothing to build
         self._loader.request(self._cfg, *source)
 
     def _take_loaded_model(self):
@@ -539,6 +543,9 @@ def main(args=None, node_class=None, stop=None):
     executor = make_executor(options.executor)
     gc.collect()
     gc.freeze()     # start-up objects (numba, rclpy, the model) leave the collector's work
+    # While the background loader builds a model the executor thread waits for the GIL; with
+    # the default 5 ms switch interval a 1 kHz stream queues up and its oldest states are lost.
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL)
     try:
         spin_until_signal(node, executor, lambda: bool(stop))
     finally:
