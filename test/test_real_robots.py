@@ -37,7 +37,7 @@ KNOWN_FAILURES = {
     ('kinova_gen3:2+3+4+5-to-1', 'urdf'): ('joint_1',),                           # 1.23
     ('kinova_gen3:2+3+4+5-to-1', 'authors'): ('joint_1', 'joint_5', 'joint_6'),   # 1.23 1.21 1.02
     ('kinova_gen3:1+3+4+5-to-2', 'authors'): ('joint_1', 'joint_6'),              # 1.10 1.18
-    ('kinova_gen3:1+2+3+5-to-4', 'authors'): ('joint_1', 'joint_3'),              # 1.07 1.12
+    ('kinova_gen3:1+2+3+5-to-4', 'authors'): ('joint_1', 'joint_3'),              # 1.06 1.12
 }
 
 AUTHORS_FOLDS = [f for f in rr.FOLDS if f[2] not in rr.ROBOTS[f[0]].authors_trained]
