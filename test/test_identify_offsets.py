@@ -210,6 +210,31 @@ def test_arm_b_like_log_of_motor_currents_with_rests_is_identified(panda, tmp_pa
                                     for v in joints.values()), joints
 
 
+def test_efforts_in_motor_currents_without_effort_scale_are_named_with_the_scale(
+        panda, tmp_path, capsys):
+    """The arm-B-like log without --effort-scale: identify names each joint and its factor."""
+    rng = np.random.default_rng(8)
+    gains = dict(zip(ARM, (4.0, 5.0, 6.0, 7.5, 8.0, 10.0, 12.0)))
+    K = np.array(list(gains.values()))
+    t, Q, QD, reported, QDD = point_to_point(panda, 1, rng)
+    E = (inverse_dynamics_batch(panda, Q, QD, QDD)[:, :7] + 0.8 * np.sign(reported[:, :7])
+         + 0.1 * QD[:, :7] + rng.normal(0.0, 0.02, (t.size, 7)))
+    path = str(tmp_path / 'currents')
+    write_joint_states(path, 100.0 + t, ARM, Q[:, :7], reported[:, :7], E / K)
+    argv = [path, '--urdf', urdf_path('panda'), '--out', str(tmp_path / 'id.urdf')]
+    code, summary = run_identify(argv, capsys)
+    warning = next((w for w in summary['warnings'] if 'another unit' in w), '')
+    suggested = dict(item.split('=') for item in
+                     warning.split('--effort-scale ')[1].split(' (')[0].split())
+    assert suggested, summary['warnings']
+    for joint, value in suggested.items():             # the loaded joints, within 25 %
+        assert abs(float(value) / gains[joint] - 1.0) < 0.25, (joint, value)
+    assert {'panda_joint2', 'panda_joint4'} <= set(suggested), suggested
+    scaled = [*argv, '--effort-scale', *[f'{j}={k:g}' for j, k in gains.items()]]
+    code, summary = run_identify(scaled, capsys)
+    assert code == 0 and not any('another unit' in w for w in summary['warnings'])
+
+
 def test_recordings_with_drifting_offsets_each_get_theirs_through_the_cli(tmp_path, capsys):
     """Three logs of one arm whose joint-1 offset moves by 1.2 N m between them (power cycles).
 

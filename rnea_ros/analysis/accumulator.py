@@ -423,6 +423,23 @@ class Accumulator:
         totals = self.totals(held_out)
         return np.array([math.sqrt(totals[j][2] / max(totals[j][3], 1)) for j in joints])
 
+    def slope(self, x, joints):
+        """Return per joint the factor s of measured efforts ~ s x those of parameters x.
+
+        Least squares through the origin, from the sums: ``v^T c / v^T A v`` (x as
+        :meth:`correlation`).
+        """
+        rigid = NPARAM * self.model.nbodies
+        jx = np.asarray(x[rigid:], dtype=float).reshape(-1, 4)
+        jp = np.column_stack([jx[:, 0], jx[:, 1], jx[:, 3], jx[:, 2]])
+        totals = self.totals()
+        out = []
+        for j in joints:
+            A, c, yy, n = totals[j]
+            v = self.vector(j, x[:rigid], self.nominal, jp[j])
+            out.append(float(v @ c / max(v @ A @ v, 1e-300)))
+        return np.array(out)
+
     def correlation(self, x, joints):
         """Return per joint the correlation of measured efforts with those of parameters x.
 

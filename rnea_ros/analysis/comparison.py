@@ -26,6 +26,10 @@ REFUSED = 3                  # exit status: the identified model is worse than t
 OPPOSITE = -0.5              # correlation with the nominal efforts below this: sign flipped
 LOADED = 0.1                 # a joint whose nominal effort RMS is this share of the largest
 
+UNITS = 2.0                  # measured efforts this many times larger or smaller: other units
+
+FOLLOWS = 0.9                # ... on a joint whose efforts correlate this well with the nominal
+
 
 def parse_effort_scale(items, model):
     """Return {joint: K} of ``--effort-scale`` items ``K`` (every joint) or ``joint=K``."""
@@ -75,6 +79,33 @@ def opposite_sign(model, sums, x_nom, moving):
             f'model\'s ({", ".join(f"{c:.2f}" for j, c in zip(names, corr) if j in flipped)}): '
             f'their sign looks opposite to the URDF convention; if so, rerun with '
             f'--effort-scale {option}')
+
+
+def other_units(model, sums, x_nom, moving, scaled=()):
+    """Return a warning naming joints whose efforts look like another unit, or None.
+
+    On loaded joints whose efforts follow the nominal model's closely (correlation at least
+    FOLLOWS), a least-squares factor s (measured ~ s x nominal) beyond UNITS either way is not
+    a model error: the recording's efforts are in other units (motor currents, a driver's
+    per-mille of rated torque).  The warning gives the ``--effort-scale`` that would put them in
+    N m (1 / s), to be replaced by the drive's torque constant x gear ratio when known.  Joints
+    given an ``--effort-scale`` (``scaled``) are not checked.
+    """
+    if sums.samples == 0 or not len(moving):
+        return None
+    corr = sums.correlation(x_nom, moving)
+    slope = sums.slope(x_nom, moving)
+    measured = sums.effort_rms(moving)
+    odd = [(model.joint_names[j], s) for j, c, s, e in zip(moving, corr, slope, measured)
+           if c >= FOLLOWS and e >= LOADED * measured.max() and model.joint_names[j] not in scaled
+           and not 1.0 / UNITS <= s <= UNITS]
+    if not odd:
+        return None
+    return (f'the efforts of {", ".join(j for j, _ in odd)} follow the nominal model\'s but are '
+            f'{", ".join(f"{s:.3g}" for _, s in odd)} times as large: another unit (motor '
+            'currents?); if so, rerun with --effort-scale '
+            + ' '.join(f'{j}={1.0 / s:.3g}' for j, s in odd)
+            + " (or the drive's torque constant x gear ratio)")
 
 
 def not_worse(summary):

@@ -52,8 +52,8 @@ import numpy as np
 
 from rnea_ros.analysis import arguments as arg
 from rnea_ros.analysis import cutoff
-from rnea_ros.analysis.comparison import (not_worse, opposite_sign, parse_effort_scale, REFUSED,
-                                          verdict_lines)
+from rnea_ros.analysis.comparison import (not_worse, opposite_sign, other_units,
+                                          parse_effort_scale, REFUSED, verdict_lines)
 from rnea_ros.analysis.conditioning import (  # noqa: F401 - the stages, importable from here
     Excerpt, filter_choice, load_recordings, load_samples, parse_fixed, Progress,
     read_recordings, Samples)
@@ -128,9 +128,11 @@ def _run_identify(args):
         summary['signals'].update({f'validation {bag}': r.to_dict()
                                    for bag, r in checked.reports.items()})
     summary['held_joints'] = loaded.held
-    sign = opposite_sign(model, check, x_nom, result.moving)
-    if sign:
-        summary['warnings'].append(sign)
+    for warning in (opposite_sign(model, check, x_nom, result.moving),
+                    other_units(model, check, x_nom, result.moving,
+                                [n for n, k in scale.items() if k != 1.0])):
+        if warning:
+            summary['warnings'].append(warning)
     verdict = not_worse(summary)
     summary['comparison'] = verdict
     refused = bool(verdict['worse']) and not getattr(args, 'force', False)
