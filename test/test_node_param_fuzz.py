@@ -18,7 +18,8 @@ probe input with the same output as before (rnea: the efforts for one joint stat
 feed-forward: the efforts filled into one trajectory; simulator: the efforts it applies for
 one command), and a refusal carries a reason naming the parameter (and the expected type when
 the ROS type is wrong) and leaves the parameter described with its own type (rclpy writes the
-requested type into a dynamically typed parameter's descriptor before the node can refuse).  A value the node accepts is then set back and the output compared.
+requested type into a dynamically typed parameter's descriptor before the node can refuse).
+A value the node accepts is then set back and the output compared.
 A value of another ROS type may be accepted only as a YAML-typed value of its own kind (an
 integer for a double, integers for a double array, an empty array of any type for an array, a
 YAML boolean word for a string that has it as a choice) and must then be stored in the
