@@ -113,7 +113,7 @@ def test_mimic_joint_follows_its_driver_after_a_live_reload(make, panda):
     out = h.joint_state(names, q[:8])
     assert out.position[8] == pytest.approx(0.01)
     rt = h.node._rt
-    h.description.publish(String(data=_panda_xml()))
+    h.description.publish(String(data=_panda_xml() + '\n<!-- reloaded -->\n'))  # another text
     h.spin_until(lambda: h.node._rt is not rt)
     q[7] = 0.03
     out = h.joint_state(names, q[:8])

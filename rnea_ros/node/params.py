@@ -479,7 +479,7 @@ def node_config(values):
     return cfg
 
 
-def node_model(description, cfg):
+def node_model(description, cfg, bare=None):
     """Return the node's model of a parsed description: friction, armature, offsets, payload.
 
     ``description``: (name, links, joints) from :func:`rnea_ros.core.urdf.parse_urdf`;
@@ -488,12 +488,14 @@ def node_model(description, cfg):
     coefficients by :func:`joint_coefficients`, the payload by
     :func:`rnea_ros.node.monitor_params.attach_payload`), used offline too.  ParameterError
     when the coefficient arrays do not fit the model's joints; ValueError from the core when
-    the description is unusable.
+    the description is unusable.  ``bare``: the model of the description without options (the
+    same ``floating_base``), if the caller has it (it is frozen: it can be shared).
     """
     from rnea_ros.core.model import RobotModel
     name, links, joints = description
     floating = cfg['floating_base']
-    model = RobotModel.from_specs(links, joints, floating_base=floating, name=name)
+    model = bare if bare is not None else RobotModel.from_specs(
+        links, joints, floating_base=floating, name=name)
     options = joint_coefficients(cfg, model.joint_names)
     if options or cfg['use_urdf_friction']:
         model = RobotModel.from_specs(links, joints, floating_base=floating, name=name,

@@ -112,22 +112,34 @@ def rejection(label, exc, keeping=''):
     return f'robot description from {label} rejected{keeping}: {exc}'
 
 
-_PARSED = [None]       # (XML, parsed description) of the last description parsed
+_PARSED = {}           # the last description parsed: xml, its records, its bare models
 
 
-def parsed_description(xml):
+def parsed_description(xml, floating_base=None):
     """Return :func:`parse_urdf` of ``xml``, a copy of the last one when the text is the same.
 
     A node parses one description again and again: each parameter change that needs a model is
     checked by building one, and the rebuild follows.  Parsing the panda takes about 9 ms of the
-    executor thread; a copy of the records, a tenth of that.
+    executor thread; a copy of the records, a tenth of that.  With ``floating_base`` (True or
+    False) return (records, the model of the records without options), the model kept too (a
+    RobotModel is frozen).
     """
-    last = _PARSED[0]
-    if last is not None and last[0] == xml:
-        return copy.deepcopy(last[1])
-    description = parse_urdf(xml)
-    _PARSED[0] = (xml, copy.deepcopy(description))
-    return description
+    from rnea_ros.core.model import RobotModel
+    last = _PARSED
+    if last.get('xml') != xml:
+        description = parse_urdf(xml)
+        last.clear()
+        last.update(xml=xml, description=copy.deepcopy(description), bare={})
+    else:
+        description = copy.deepcopy(last['description'])
+    if floating_base is None:
+        return description
+    bare = last['bare'].get(bool(floating_base))
+    if bare is None:
+        name, links, joints = copy.deepcopy(last['description'])
+        bare = RobotModel.from_specs(links, joints, floating_base=bool(floating_base), name=name)
+        last['bare'][bool(floating_base)] = bare
+    return description, bare
 
 
 def load_model(label, text, cfg):
@@ -138,7 +150,8 @@ def load_model(label, text, cfg):
     rebuilt from the parsed records when friction or a payload needs the joint names first.
     """
     xml = read_urdf_file(text) if label.startswith('file') else text
-    return node_params.node_model(parsed_description(xml), cfg)
+    description, bare = parsed_description(xml, cfg['floating_base'])
+    return node_params.node_model(description, cfg, bare)
 
 
 class ModelRuntime:
