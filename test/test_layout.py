@@ -48,14 +48,19 @@ def test_the_node_reads_and_parses_a_description_once(monkeypatch):
         calls.append(len(xml))
         return parse(xml)
 
-    monkeypatch.setattr(rnea_node, 'parse_urdf', counting_parse, raising=False)
+    from rnea_ros.node import runtime
+    monkeypatch.setattr(runtime, 'parse_urdf', counting_parse)
     monkeypatch.setattr(core_urdf, 'parse_urdf', counting_parse)
+    runtime._PARSED.clear()                 # nothing parsed yet in this process
     cfg = {'floating_base': False, 'use_urdf_friction': False, 'friction_joints': [],
            'command_joints': [], 'friction_viscous': [0.5], 'friction_coulomb': [],
            'armature': [0.1], 'payload_link': 'panda_link7', 'payload_mass': 1.5,
            'payload_com': [0.0, 0.0, 0.1], 'payload_inertia': [0.01, 0.01, 0.01, 0, 0, 0]}
     model = rnea_node.load_model('file ' + urdf_path('panda'), urdf_path('panda'), cfg)
     assert len(calls) == 1
+    again = rnea_node.load_model('file ' + urdf_path('panda'), urdf_path('panda'),
+                                 dict(cfg, payload_mass=2.0))     # a parameter change
+    assert len(calls) == 1 and abs(again.total_mass - model.total_mass - 0.5) < 1e-12
     plain = RobotModel.from_urdf_file(urdf_path('panda'))
     q = np.linspace(-1.0, 1.0, plain.nq)
     assert np.all(model.armature == 0.1) and np.all(model.friction_viscous == 0.5)
