@@ -51,7 +51,7 @@ def test_the_node_reads_and_parses_a_description_once(monkeypatch):
     from rnea_ros.node import runtime
     monkeypatch.setattr(runtime, 'parse_urdf', counting_parse)
     monkeypatch.setattr(core_urdf, 'parse_urdf', counting_parse)
-    runtime._PARSED.clear()                 # nothing parsed yet in this process
+    runtime._PARSED[0] = None               # nothing parsed yet in this process
     cfg = {'floating_base': False, 'use_urdf_friction': False, 'friction_joints': [],
            'command_joints': [], 'friction_viscous': [0.5], 'friction_coulomb': [],
            'armature': [0.1], 'payload_link': 'panda_link7', 'payload_mass': 1.5,

@@ -112,7 +112,7 @@ def rejection(label, exc, keeping=''):
     return f'robot description from {label} rejected{keeping}: {exc}'
 
 
-_PARSED = {}           # the last description parsed: xml, its records, its bare models
+_PARSED = [None]       # (XML, its parsed records, {floating_base: bare model}): the last one
 
 
 def parsed_description(xml, floating_base=None):
@@ -122,23 +122,22 @@ def parsed_description(xml, floating_base=None):
     checked by building one, and the rebuild follows.  Parsing the panda takes about 9 ms of the
     executor thread; a copy of the records, a tenth of that.  With ``floating_base`` (True or
     False) return (records, the model of the records without options), the model kept too (a
-    RobotModel is frozen).
+    RobotModel is frozen).  The executor and the loader thread both call it: the entry is
+    replaced whole, never changed in place but for adding a bare model.
     """
     from rnea_ros.core.model import RobotModel
-    last = _PARSED
-    if last.get('xml') != xml:
-        description = parse_urdf(xml)
-        last.clear()
-        last.update(xml=xml, description=copy.deepcopy(description), bare={})
-    else:
-        description = copy.deepcopy(last['description'])
+    entry = _PARSED[0]
+    if entry is None or entry[0] != xml:
+        entry = (xml, parse_urdf(xml), {})
+        _PARSED[0] = entry
+    description = copy.deepcopy(entry[1])
     if floating_base is None:
         return description
-    bare = last['bare'].get(bool(floating_base))
+    bare = entry[2].get(bool(floating_base))
     if bare is None:
-        name, links, joints = copy.deepcopy(last['description'])
+        name, links, joints = copy.deepcopy(entry[1])
         bare = RobotModel.from_specs(links, joints, floating_base=bool(floating_base), name=name)
-        last['bare'][bool(floating_base)] = bare
+        entry[2][bool(floating_base)] = bare
     return description, bare
 
 
