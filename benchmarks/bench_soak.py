@@ -5,9 +5,10 @@ Two rnea nodes (``python -m rnea_ros.node``, namespaces /left and /right, the sh
 ``<ns>/effort_controller/commands``) compute the gravity compensation of a panda
 (example-robot-data) whose description they read from ``<ns>/robot_description`` (transient
 local, published here).  Per arm a joint-state publisher process streams every non-mimic joint at
-``--rate`` Hz on ``<ns>/joint_states`` (stamped with the wall clock; it reports what it sent on
-its stdout).  This process is the monitor: it records every ``<ns>/rnea/joint_efforts`` answer and
-every command, and injects the faults, each on its own period:
+``--rate`` Hz on ``<ns>/joint_states`` (stamped with the wall clock; it reports what it sent,
+``bench_soak_parts``).  This process is the monitor: it records every
+``<ns>/rnea/joint_efforts`` answer and every command, and injects the faults, each on its own
+period:
 
 - ``urdf``: the description republished (the same panda, a panda whose hand is 10 % heavier, or a
   broken document that the node must refuse, keeping its model);
@@ -24,12 +25,27 @@ every command, and injects the faults, each on its own period:
 
 Every answer is checked against ``rnea_ros.gravity_torques`` of the published model at the
 positions the answer carries (|error| <= 1e-9 max(1, |tau|)); after a reload the node may answer
-with the old model until it switches to the new one, never back.  Printed: RSS of each node after
-warm-up and at the end, drops (joint states confirmed sent without an answer), non-finite outputs,
-whether the first answers after every fault were correct, faults injected per kind and how many
-killed a node (with the parameter and the node's last error line), and one PASS/FAIL line per
-target.  A node that dies stays dead (``--respawn`` restarts it, and its kind of fault is then
-not injected again) and the other arm goes on.
+with the old model until it switches to the new one, never back.  The monitor takes answers and
+commands raw (CDR bytes) and checks them in numpy batches every second
+(``bench_soak_monitor``); its CPU time during the soak is printed.
+
+Right after each node's first answer it is primed (``--prime-rounds``): bursts of the largest bad
+message of each topic and of the largest parameter requests, so that the middleware's sample
+pools reach their bound (queue depth x largest sample) before the RSS reference, taken
+``--warmup`` s after the priming; the RSS just before and after the priming is printed too.
+
+Drops are counted two ways.  The nodes' own counts (their /diagnostics ``inputs_total``,
+``outputs_total``, ``rejected_inputs_total``, read until a message published after the
+publishers stopped): the good joint states sent while a node was up that it did not answer
+(judged), those that never reached its callback, the bad messages lost on the way, and the
+answers it published that the monitor did not receive (``bench_soak_analysis``).  Per stamp,
+what the monitor saw (printed, not judged): the stamps the publishers confirmed sending (after
+every message; a stamp answered after a publisher's last report counts as sent) without an answer
+received.  Printed: RSS of each node after warm-up and at the end, both drop figures, non-finite
+outputs, whether the first answers after every fault were correct, faults injected per kind and
+how many killed a node (with the parameter and the node's last error line), and one PASS/FAIL
+line per target.  A node that dies stays dead (``--respawn`` restarts it, and its kind of fault
+is then not injected again) and the other arm goes on.
 
 Usage: python benchmarks/bench_soak.py [--duration 600] [--rate 1000] [--respawn]
        python benchmarks/bench_soak.py --duration 20                 # smoke run
@@ -51,14 +67,21 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, 'test'))
 sys.path.insert(0, HERE)
 
-from bench_soak_parts import (Arm, ARMS, bad_joint_states, bad_side_messages,  # noqa: E402
-                              CHECK_AFTER, panda_variants, parameter_cases, report, TOL)
+from bench_soak_analysis import Analysis  # noqa: E402
+from bench_soak_monitor import Arm, correct, cpu_seconds  # noqa: E402
+from bench_soak_parts import (ARMS, bad_joint_states, bad_side_messages,  # noqa: E402
+                              panda_variants, parameter_cases, WireMessage)
+from bench_soak_report import report  # noqa: E402
 from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
 from rcl_interfaces.msg import ParameterValue  # noqa: E402
 import rclpy  # noqa: E402
 
+PRIME_BURST = 10        # messages per priming burst: the depth of the node's queues
+PRIME_CALLS = 10        # requests at once: a service's queue depth (more are dropped unanswered)
+PRIME_REQUEST = 50_000  # bytes: the parameter requests of the priming are the larger ones
 
-class Soak:
+
+class Soak(Analysis):
     """The whole run: processes, the monitor node, the fault schedule and the analysis."""
 
     def __init__(self, args):
@@ -98,11 +121,10 @@ class Soak:
         self.executor.add_node(self.node)
         self.arms = {name: Arm(self, name) for name in ARMS}
         bad = bad_joint_states(names, [c for c, _ in centers])
-        self.bad_messages = [(kind, 'joint_states', msg) for kind, msg in bad] + \
-            bad_side_messages(self.frame)
+        bad = [(kind, 'joint_states', msg) for kind, msg in bad] + bad_side_messages(self.frame)
         if args.messages:                   # only the kinds asked for (a substring matches)
-            self.bad_messages = [m for m in self.bad_messages
-                                 if any(word in m[0] for word in args.messages.split(','))]
+            bad = [m for m in bad if any(word in m[0] for word in args.messages.split(','))]
+        self.bad_messages = [(kind, topic, WireMessage(msg)) for kind, topic, msg in bad]
         self.bad_stamps = {}            # stamp ns of a bad joint state -> its kind
         self.faults = []
         self.quarantine = set()
@@ -119,13 +141,9 @@ class Soak:
         self.procs.append(proc)
         return proc
 
-    def correct(self, variant, position, effort):
-        """Return whether ``effort`` is g(position) of model ``variant`` (to 1e-9 relative)."""
-        model = self.models[variant]
-        if len(position) != model.nq or len(effort) != model.nv:
-            return False
-        tau = self.gravity_torques(model, position)
-        return bool((abs(effort - tau) <= TOL * self.np.maximum(1.0, abs(tau))).all())
+    def correct_rows(self, variant, position, effort):
+        """Return per row whether ``effort`` is g(position) of model ``variant`` (1e-9 rel.)."""
+        return correct(self.models[variant], self.gravity_torques, position, effort)
 
     def spin(self, seconds):
         """Handle callbacks for ``seconds``."""
@@ -156,20 +174,28 @@ class Soak:
     # -- set-up -----------------------------------------------------------------------------
 
     def prepare(self, arm, timeout=240.0):
-        """Wait for an arm's node services; generate its parameter cases from what it declares."""
+        """Wait for an arm's node services; generate its parameter cases from what it declares.
+
+        Each call is repeated until the node answers: after a respawn the dead node's services
+        may still look ready (a request to them is lost) until discovery forgets them.
+        """
         from rcl_interfaces.srv import DescribeParameters, GetParameters, ListParameters
         end = time.monotonic() + timeout
-        while not arm.clients['list'].service_is_ready():
-            if time.monotonic() > end or not arm.alive():
-                raise RuntimeError(f'the {arm.name} node did not come up (log: '
-                                   f"{arm.lives[-1]['log']})")
-            self.spin(0.1)
-        names = self.call(arm, arm.clients['list'], ListParameters.Request(), 30.0)
-        names = list(names.result.names)
-        described = self.call(arm, arm.clients['describe'],
-                              DescribeParameters.Request(names=names), 30.0).descriptors
-        values = self.call(arm, arm.clients['get'], GetParameters.Request(names=names),
-                           30.0).values
+
+        def ask(client, request):
+            while True:
+                if time.monotonic() > end or not arm.alive():
+                    raise RuntimeError(f'the {arm.name} node did not come up (log: '
+                                       f"{arm.lives[-1]['log']})")
+                if client.service_is_ready():
+                    response = self.call(arm, client, request, 5.0)
+                    if response is not None:
+                        return response
+                self.spin(0.1)
+        names = list(ask(arm.clients['list'], ListParameters.Request()).result.names)
+        described = ask(arm.clients['describe'],
+                        DescribeParameters.Request(names=names)).descriptors
+        values = ask(arm.clients['get'], GetParameters.Request(names=names)).values
         arm.values = dict(zip(names, values))
         if arm.cases:
             return
@@ -181,14 +207,105 @@ class Soak:
         random.Random(f'{self.args.seed}-{arm.name}').shuffle(arm.cases)
         arm.declared = len(names)
 
-    def wait_answers(self, arms, timeout=120.0):
-        """Spin until each arm's node answered a joint state."""
+    def wait_for(self, arms, test, what, timeout=120.0):
+        """Spin until ``test(arm)`` holds for each arm (e.g. its node answered)."""
         end = time.monotonic() + timeout
-        while not all(arm.ready for arm in arms):
+        while not all(test(arm) for arm in arms):
             if time.monotonic() > end:
-                missing = [arm.name for arm in arms if not arm.ready]
-                raise RuntimeError(f'no answer from {missing}')
+                missing = [arm.name for arm in arms if not test(arm)]
+                raise RuntimeError(f'no {what} from {missing}')
             self.spin(0.05)
+
+    def final_counts(self, arms, stopped, timeout=5.0):
+        """Spin until each live node published its counts 50 ms after ``stopped`` (wall ns)."""
+        def final(arm):
+            return any(stamp > stopped + 50_000_000 for stamp, _ in arm.lives[-1]['diag'])
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and not all(final(a) for a in arms if a.alive()):
+            self.executor.spin_once(timeout_sec=0.01)
+        for arm in arms:
+            arm.lives[-1]['final'] = arm.alive() and final(arm)
+
+    # -- the priming ------------------------------------------------------------------------
+
+    def prime(self, arm):
+        """Bring the node's middleware sample pools to their bound before the RSS reference.
+
+        The pools of a subscription (and a service) grow to its queue depth times the largest
+        sample that queued up, and stay: in a soak they grow as the huge messages and requests
+        happen to queue together, over minutes.  Here, right after the node's first answer,
+        ``--prime-rounds`` times: PRIME_BURST of the largest bad message of each topic, back
+        to back, and (on the arms that get bad parameters) PRIME_CALLS at once of the largest
+        request of each kind over PRIME_REQUEST bytes per service (the 10 000-element arrays
+        and the 100 kB strings).  The RSS is sampled just before and 1 s after.
+        """
+        if not self.args.prime_rounds:
+            arm.lives[-1]['primed'] = None
+            return
+        before = arm.sample_rss()
+        largest = {}
+        for kind, topic, wire in self.bad_messages:
+            if topic not in largest or len(wire) > len(largest[topic][1]):
+                largest[topic] = (kind, wire)
+        requests = self.large_requests(arm) if arm.name in self.args.param_arms else []
+        for _ in range(self.args.prime_rounds):
+            for topic, (kind, wire) in largest.items():
+                wall = time.time_ns()
+                for _ in range(PRIME_BURST):
+                    self.send_bad(arm, kind, topic, wire)
+                self.record(arm, 'prime', f'{kind} x{PRIME_BURST}', time.monotonic(),
+                            detail=topic, wall=wall)
+            for case in requests:
+                self.param_burst(arm, *case)
+            self.spin(0.2)
+            if not arm.alive():
+                return
+        self.spin(1.0)
+        arm.lives[-1]['primed'] = (before, arm.sample_rss(), time.monotonic())
+
+    def large_requests(self, arm):
+        """Return the largest case of each kind of bad parameter per service, if large."""
+        largest = {}
+        for name, kind, value, path in arm.cases:
+            size = request_bytes(value)
+            if size >= PRIME_REQUEST and size > largest.get((kind, path), (0,))[0]:
+                largest[(kind, path)] = (size, (name, kind, value, path))
+        return [case for _, case in largest.values()]
+
+    def param_burst(self, arm, name, kind, value, path):
+        """Send PRIME_CALLS requests setting a bad parameter at once; set back if accepted."""
+        from rcl_interfaces.srv import SetParameters, SetParametersAtomically
+        start, wall = time.monotonic(), time.time_ns()
+        param = [ParameterMsg(name=name, value=value)]
+        request = (SetParameters.Request(parameters=param) if path == 'set_parameters' else
+                   SetParametersAtomically.Request(parameters=param))
+        client = arm.clients[path]
+        futures = [client.call_async(request) for _ in range(PRIME_CALLS)]
+        end = start + 10.0
+        while not all(f.done() for f in futures) and time.monotonic() < end and arm.alive():
+            self.executor.spin_once(timeout_sec=0.005)
+        results = []
+        for future in futures:
+            if not future.done():
+                client.remove_pending_request(future)
+                continue
+            response = future.result()
+            results.append((response.results[0] if path == 'set_parameters' else
+                            response.result).successful)
+        detail, t, outcome = f'{name} via {path}', time.monotonic(), 'refused'
+        if any(results):
+            back = self.call(arm, arm.clients['set_parameters'], SetParameters.Request(
+                parameters=[ParameterMsg(name=name, value=arm.values.get(name,
+                                                                         ParameterValue()))]))
+            t = time.monotonic() + 0.05
+            arm.accepted.append((start, t))
+            outcome = 'accepted, set back' if back and back.results[0].successful else \
+                'accepted, NOT set back'
+        if len(results) < len(futures):
+            outcome = 'no answer' if arm.alive() else 'killed the node'
+            if not arm.alive():
+                arm.deaths[-1]['killed_by'] = f'{name} ({kind}) via {path}, priming'
+        self.record(arm, 'prime', f'{kind} x{PRIME_CALLS}', t, outcome, detail, wall=wall)
 
     # -- faults -----------------------------------------------------------------------------
 
@@ -236,18 +353,22 @@ class Soak:
         """Publish the arm's next bad message (stamped now)."""
         if not arm.alive():
             return
-        kind, topic, msg = self.bad_messages[arm.message_index % len(self.bad_messages)]
+        kind, topic, wire = self.bad_messages[arm.message_index % len(self.bad_messages)]
         arm.message_index += 1
+        wall = self.send_bad(arm, kind, topic, wire)
+        self.record(arm, 'message', kind, time.monotonic(), detail=topic, wall=wall)
+
+    def send_bad(self, arm, kind, topic, wire):
+        """Publish a bad message (its bytes, stamped now); note it; return when (wall ns)."""
         now = time.time_ns()
-        if hasattr(msg, 'header'):
-            msg.header.stamp.sec = now // 10 ** 9
-            if kind != 'stamp nanosec >= 1e9':
-                msg.header.stamp.nanosec = now % 10 ** 9
-        if topic == 'joint_states':
-            stamp = msg.header.stamp.sec * 10 ** 9 + msg.header.stamp.nanosec
-            self.bad_stamps[stamp] = kind
-        arm.bad[topic].publish(msg)
-        self.record(arm, 'message', kind, time.monotonic(), detail=topic)
+        if wire.stamped:
+            nanosec = wire.nanosec if kind == 'stamp nanosec >= 1e9' else now % 10 ** 9
+            wire.stamp(now // 10 ** 9, nanosec)
+            if topic == 'joint_states':
+                self.bad_stamps[now // 10 ** 9 * 10 ** 9 + nanosec] = kind
+        arm.bad[topic].publish(bytes(wire.data))
+        arm.injected.append((now, topic))
+        return now
 
     def urdf_fault(self, arm):
         """Republish the arm's robot description: another variant, the same, or broken."""
@@ -261,7 +382,7 @@ class Soak:
         same = index == arm.latest
         arm.description.publish(String(data=xml))
         if index < len(self.models) and not same:
-            arm.latest, arm.published_at = index, time.monotonic()
+            arm.model_published(index)
         self.record(arm, 'urdf', label + (' (same again)' if same else ''), time.monotonic())
 
     def kill_fault(self, arm, schedule):
@@ -294,15 +415,21 @@ class Soak:
         try:
             for arm in arms:
                 arm.description.publish(String(data=self.variants[0][1]))
-                arm.start_node()
+                arm.start_node(zero_base=True)
             for arm in arms:
                 self.prepare(arm)
+            # No joint state before the model is loaded: the node's counts are all answerable.
+            self.wait_for(arms, lambda a: a.lives[-1]['loaded'], 'loaded model')
             for arm in arms:
                 arm.start_publisher()
-            self.wait_answers(arms)
+            self.wait_for(arms, lambda a: a.ready, 'answer')
+            for arm in arms:
+                self.prime(arm)
             self.t0 = time.monotonic()
             self.next_progress = 0.0
+            cpu = cpu_seconds()
             self.loop(arms)
+            self.monitor_cpu = (cpu_seconds() - cpu, time.monotonic() - self.t0)
             for arm in arms:
                 arm.sample_rss()
                 arm.alive_at_end = arm.alive()
@@ -310,7 +437,10 @@ class Soak:
                 if arm.publisher is not None:
                     arm.publisher.proc.terminate()
                     arm.publisher.proc.wait(timeout=10)
-            self.spin(1.5)                  # the last answers and the nodes' final counts
+            self.final_counts(arms, time.time_ns())
+            self.spin(0.5)                  # the last answers
+            for arm in arms:
+                arm.flush()
         finally:
             self.stop()
         self.load_after = os.getloadavg()
@@ -352,11 +482,14 @@ class Soak:
             self.executor.spin_once(timeout_sec=min(max(wait, 0.0), 0.01))
 
     def housekeeping(self):
-        """Sample the nodes' RSS (and so note deaths); respawn a dead node if asked."""
+        """Check what came; sample the nodes' RSS (and so note deaths); respawn if asked."""
         for arm in self.arms.values():
+            arm.flush()
             arm.sample_rss()
             if arm.proc is None and self.args.respawn:
                 self.respawn(arm)
+            elif arm.ready and arm.proc is not None and 'primed' not in arm.lives[-1]:
+                self.prime(arm)             # a respawned node, after its first answer
         t = time.monotonic() - self.t0
         if t >= self.next_progress:
             self.next_progress += self.args.progress
@@ -382,116 +515,13 @@ class Soak:
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
 
-    # -- analysis ---------------------------------------------------------------------------
 
-    def analyse(self):
-        """Return the figures of the run (a dict, also printed by :func:`report`)."""
-        np = self.np
-        out = {'duration': self.args.duration, 'rate': self.args.rate, 'arms': {},
-               'warmup': self.args.warmup, 'logs': self.logdir,
-               'load_before': self.load_before, 'load_after': self.load_after,
-               'faults': self.faults, 'quarantine': sorted(self.quarantine),
-               'accepted_messages': self.accepted_messages}
-        for arm in self.arms.values():
-            times = np.frombuffer(arm.times, dtype=float) if len(arm.times) else np.zeros(0)
-            status = np.frombuffer(arm.status, dtype=np.int8) if len(arm.status) else \
-                np.zeros(0, dtype=np.int8)
-            tainted = np.zeros(len(times), dtype=bool)
-            for a, b in arm.accepted:
-                tainted |= (times >= a) & (times <= b)
-            for fault in self.faults:
-                if fault['arm'] == arm.name:
-                    fault['after'] = self.after(fault, times, status, tainted)
-            sent, answered, blame = self.drops(arm)
-            out['arms'][arm.name] = {
-                'answers': len(times), 'sent': sent, 'answered': answered, 'blame': blame,
-                'skipped': arm.skipped,
-                'mismatches': int(((status == 1) & ~tainted).sum()),
-                'not judged': int(tainted.sum()), 'nonfinite': arm.nonfinite,
-                'commands': arm.commands, 'bad_commands': arm.bad_commands,
-                'rss': [self.rss_growth(life) for life in arm.lives],
-                'deaths': [{k: d.get(k) for k in ('returncode', 'last_line', 'killed_by')}
-                           for d in arm.deaths],
-                'alive': arm.alive_at_end,
-                'reloads_taken': len(arm.switches),
-                'reload_s': [b - a for a, b in arm.switches],
-                'declared': arm.declared, 'cases': len(arm.cases), 'counts': arm.counts,
-                'sent_all': int(np.unique(np.concatenate(
-                    [run.sent() for run in arm.runs] + [np.zeros(0, dtype=np.int64)])).size),
-                'bad_joint_states': sum(1 for f in self.faults if f['arm'] == arm.name
-                                        and f['category'] == 'message'
-                                        and f['detail'] == 'joint_states'),
-                'answers_last_life': len(times) - arm.lives[-1]['answers_before']
-                if arm.lives else 0,
-                'tried': min(arm.case_index, len(arm.cases))}
-        return out
-
-    def after(self, fault, times, status, tainted):
-        """Return 'ok', 'WRONG' or 'no answer': the first answers after a fault took effect."""
-        t = fault['t']
-        if fault['run'] is not None:
-            t = fault['run'].started        # its first counted message is out
-        if t is None:
-            return 'no answer'
-        i = int(self.np.searchsorted(times, t))
-        picked = [s for s, bad in zip(status[i:i + 4 * CHECK_AFTER], tainted[i:]) if not bad]
-        picked = picked[:CHECK_AFTER]
-        if not picked:
-            return 'no answer'
-        return 'ok' if all(s == 0 for s in picked) else 'WRONG'
-
-    def drops(self, arm):
-        """Return (sent while the node was up, answered, {fault before: missing answers}).
-
-        Sent: the stamps each publisher process confirmed (its reports), within the node's
-        lives (its first answer to its last before it died).  Answered: those among the answer
-        stamps.  Each missing answer is put down to the last fault injected on the arm up to
-        10 ms before its stamp ('none' if there is none).  Answers to bad joint states are
-        counted per kind in ``self.accepted_messages`` (the node should have refused them).
-        """
-        np = self.np
-        stamps = np.unique(np.frombuffer(arm.stamps, dtype=np.int64)) if len(arm.stamps) \
-            else np.zeros(0, dtype=np.int64)
-        bad = np.isin(stamps, np.fromiter(self.bad_stamps, dtype=np.int64))
-        for stamp in stamps[bad]:
-            kind = self.bad_stamps[int(stamp)]
-            self.accepted_messages[kind] = self.accepted_messages.get(kind, 0) + 1
-        stamps = stamps[~bad]
-        up = np.zeros(0, dtype=np.int64)
-        sent = np.unique(np.concatenate([run.sent() for run in arm.runs] + [up]))
-        keep = np.zeros(len(sent), dtype=bool)
-        for life in arm.lives:
-            if life.get('first_stamp') is None:
-                continue
-            end = life.get('wall', 1 << 62)
-            if 'wall' in life:              # a death: up to its last answer (not its dying)
-                end = int(stamps[stamps <= end].max(initial=life['first_stamp']))
-            keep |= (sent >= life['first_stamp']) & (sent <= end)
-        sent = sent[keep]
-        missing = sent[~np.isin(sent, stamps)]
-        faults = sorted((f['wall'], f['category'] + ': ' + f['kind']) for f in self.faults
-                        if f['arm'] == arm.name)
-        walls = np.array([w for w, _ in faults], dtype=np.int64)
-        blame = {}
-        for stamp in missing:
-            j = int(np.searchsorted(walls, stamp, side='right')) - 1
-            label = faults[j][1] if j >= 0 and walls[j] >= stamp - 10_000_000 else 'none'
-            blame[label] = blame.get(label, 0) + 1
-        arm.skipped = sum(b - a for run in arm.runs for a, b in run.skips)
-        return len(sent), len(sent) - len(missing), blame
-
-    def rss_growth(self, life):
-        """Return (RSS MB after warm-up, at the end, minutes between, MB in the last half)."""
-        start = life['first_answer']
-        if start is None:
-            return None
-        samples = [(t, mb) for t, mb in life['rss'] if t >= start + self.args.warmup]
-        if len(samples) < 2:
-            return None
-        middle = (samples[0][0] + samples[-1][0]) / 2
-        half = [mb for t, mb in samples if t >= middle]
-        return (samples[0][1], samples[-1][1], (samples[-1][0] - samples[0][0]) / 60.0,
-                half[-1] - half[0])
+def request_bytes(value):
+    """Return about how many bytes a ParameterValue takes in a request (its largest field)."""
+    sizes = [len(value.string_value), len(value.byte_array_value),
+             8 * len(value.double_array_value), 8 * len(value.integer_array_value),
+             len(value.bool_array_value), sum(len(x) + 8 for x in value.string_array_value)]
+    return max(sizes)
 
 
 def parse_args(argv=None):
@@ -520,6 +550,9 @@ def parse_args(argv=None):
                         help='seconds between a kill and the restart')
     parser.add_argument('--respawn', action='store_true',
                         help='restart a node that died; its kind of fault is not injected again')
+    parser.add_argument('--prime-rounds', type=int, default=10,
+                        help='bursts of the largest messages and parameter requests sent after '
+                        "a node's first answer, before its warm-up (0: no priming)")
     parser.add_argument('--progress', type=float, default=30.0,
                         help='seconds between progress lines')
     parser.add_argument('--seed', type=int, default=0, help='order of the parameter cases')

@@ -1,17 +1,19 @@
-"""Parts of ``bench_soak.py``: the fault cases, the publisher process, an arm, the report.
+"""Parts of ``bench_soak.py``: the fault cases and the joint-state publisher process.
 
 The bad parameters are generated from what a running node declares (:func:`parameter_cases`),
-the bad messages from the joint names (:func:`bad_joint_states`, :func:`bad_side_messages`).
-Run as a script, this module is the joint-state publisher process of one arm
-(:func:`serve_publisher`): ``python bench_soak_parts.py NAMESPACE RATE SPEC_JSON``.
+the bad messages from the joint names (:func:`bad_joint_states`, :func:`bad_side_messages`) and
+published as CDR bytes serialized once (:class:`WireMessage`).  Run as a script, this module is
+the joint-state publisher process of one arm (:func:`serve_publisher`):
+``python bench_soak_parts.py NAMESPACE RATE SPEC_JSON COUNTER_FILE``.
 """
 
-import array
 import json
 import math
+import mmap
 import os
 import random
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -25,6 +27,8 @@ from sensor_msgs.msg import JointState
 ARMS = ('left', 'right')
 TOL = 1e-9
 CHECK_AFTER = 5          # answers after each fault that must be correct
+COUNTER = struct.Struct('<q')   # the publisher's last k sent, in its counter file
+STAMP = struct.Struct('<iI')     # builtin_interfaces/Time in CDR: int32 sec, uint32 nanosec
 TYPE_NAMES = {ParameterType.PARAMETER_BOOL: 'bool', ParameterType.PARAMETER_INTEGER: 'integer',
               ParameterType.PARAMETER_DOUBLE: 'double', ParameterType.PARAMETER_STRING: 'string',
               ParameterType.PARAMETER_BYTE_ARRAY: 'byte_array',
@@ -150,14 +154,46 @@ def trajectory(centers, t):
     return q, qd
 
 
-def serve_publisher(ns, rate, spec):
-    """Publish joint states at ``rate`` on <ns>/joint_states; report what was sent on stdout.
+class WireMessage:
+    """A bad message serialized once; published as bytes, restamped in place (cheap to send).
+
+    rclpy converts a message of 100 000 names to C in tens of milliseconds, during which the
+    monitor takes no answer; the bytes go out at once.  The stamp of a message with a header is
+    at bytes 4 to 12 of its little-endian CDR (checked here against the deserializer).
+    """
+
+    def __init__(self, msg):
+        """Serialize ``msg``; find out whether its stamp can be written in place."""
+        from rclpy.serialization import deserialize_message, serialize_message
+        self.data = bytearray(serialize_message(msg))
+        self.stamped = hasattr(msg, 'header') and self.data[:2] == b'\x00\x01'
+        if self.stamped:
+            keep = msg.header.stamp.nanosec
+            self.stamp(1234567, keep)
+            back = deserialize_message(bytes(self.data), type(msg)).header.stamp
+            self.stamped = (back.sec, back.nanosec) == (1234567, keep)
+        self.nanosec = msg.header.stamp.nanosec if hasattr(msg, 'header') else 0
+
+    def stamp(self, sec, nanosec):
+        """Write the header stamp into the bytes."""
+        STAMP.pack_into(self.data, 4, sec, nanosec)
+
+    def __len__(self):
+        """Return the size of the message in bytes."""
+        return len(self.data)
+
+
+def serve_publisher(ns, rate, spec, counter):
+    """Publish joint states at ``rate`` on <ns>/joint_states; report what was sent.
 
     Message k is stamped origin + k periods (a grid: an answer's stamp says which message it
-    answers).  Waits for a subscriber (the node), publishes 0.5 s not counted, then prints
-    ``start <origin ns> <first counted k> <period ns>``, every 10 messages ``sent <k>`` (printed
-    once they are out: what a SIGKILL cuts off is not counted), and ``skip <k> <k'>`` when it was
-    starved for 5 ms (the slots k to k' - 1 are not sent: no burst of more than 5 messages).
+    answers).  Waits for a subscriber (the node) and 0.2 s more, then prints ``start <origin
+    ns> <first counted k> <period ns>`` and publishes; the first 0.5 s (k < first) are not
+    counted in the per-stamp drops, and ``counting`` is printed once the first counted message
+    is out.  After every publish the k just sent is stored in the file ``counter`` (int64,
+    shared memory: a store, no system call; a SIGKILL between a publish and its store loses
+    one), and ``skip <k> <k'>`` is printed when it was starved for 5 ms (the slots k to k' - 1
+    are not sent: no burst of more than 5 messages).
     """
     names, centers = spec['names'], spec['centers']
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -166,14 +202,17 @@ def serve_publisher(ns, rate, spec):
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node(f'soak_joint_states_{random.randrange(1 << 30)}', namespace=ns)
     pub = node.create_publisher(JointState, 'joint_states', 10)
+    with open(counter, 'r+b') as f:
+        sent = mmap.mmap(f.fileno(), COUNTER.size)
     end = time.monotonic() + 120.0
     while pub.get_subscription_count() == 0 and time.monotonic() < end:
         time.sleep(0.01)
+    time.sleep(0.2)             # the node's side of the match too (else the first is lost)
     msg = JointState(name=names)
     period_ns = int(round(1e9 / rate))
     period = period_ns * 1e-9
     first = int(round(0.5 / period))
-    origin, t0, k = time.time_ns(), time.monotonic(), 0
+    origin, t0, k, counting = time.time_ns(), time.monotonic(), 0, False
     print(f'start {origin} {first} {period_ns}', flush=True)
     while True:
         left = t0 + k * period - time.monotonic()
@@ -181,27 +220,31 @@ def serve_publisher(ns, rate, spec):
             time.sleep(left)
         elif left < -0.005:
             skip = int((time.monotonic() - t0) / period)
-            if skip > first:
-                print(f'skip {max(k, first)} {skip}', flush=True)
+            print(f'skip {k} {skip}', flush=True)
             k = skip
         stamp = origin + k * period_ns
         msg.position, msg.velocity = trajectory(centers, stamp * 1e-9)
         msg.header.stamp = Time(sec=stamp // 10 ** 9, nanosec=stamp % 10 ** 9)
         pub.publish(msg)
-        if k >= first and k % 10 == 9:
-            print(f'sent {k}', flush=True)
+        COUNTER.pack_into(sent, 0, k)
+        if not counting and k >= first:
+            counting = True
+            print('counting', flush=True)
         k += 1
 
 
 class PublisherRun:
-    """One joint-state publisher process and what it confirmed sending."""
+    """One joint-state publisher process and what it sent."""
 
     def __init__(self, soak, arm):
         """Start the process and a thread reading its reports."""
-        self.origin = self.first = self.last = self.period = self.started = None
+        self.origin = self.first = self.period = self.started = None
         self.skips = []
+        self.counter = os.path.join(soak.logdir, f'{arm}_publisher_{len(soak.procs)}.sent')
+        with open(self.counter, 'wb') as f:
+            f.write(COUNTER.pack(-1))
         self.proc = soak.start([sys.executable, os.path.abspath(__file__), f'/{arm}',
-                                str(soak.args.rate), json.dumps(soak.stream)],
+                                str(soak.args.rate), json.dumps(soak.stream), self.counter],
                                stdout=subprocess.PIPE, text=True)
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
@@ -211,164 +254,46 @@ class PublisherRun:
             words = line.split()
             if words[:1] == ['start']:
                 self.origin, self.first, self.period = (int(w) for w in words[1:4])
-            elif words[:1] == ['sent']:
-                if self.last is None:
-                    self.started = time.monotonic()
-                self.last = int(words[1])
+            elif words[:1] == ['counting']:
+                self.started = time.monotonic()
             elif words[:1] == ['skip']:
                 self.skips.append((int(words[1]), int(words[2])))
 
-    def sent(self):
-        """Return the sorted stamps (ns) this run confirmed sending (counted ones only)."""
+    def reported(self):
+        """Return the last k the process stored as sent (-1: none)."""
+        try:
+            with open(self.counter, 'rb') as f:
+                return COUNTER.unpack(f.read(COUNTER.size))[0]
+        except (OSError, struct.error):
+            return -1
+
+    def sent(self, answered=None, until=None, counted=True):
+        """Return the sorted stamps (ns) this run sent.
+
+        From its first counted message (``counted``) or its very first, to the last it
+        reported or, if later, the last of ``answered`` (sorted answer stamps) on its grid
+        before ``until`` (the next run's origin): what a node answered was sent, even when a
+        SIGKILL cut the process off before its report.  Skipped slots are left out.
+        """
         import numpy as np
-        if self.last is None:
+        if self.origin is None:
             return np.zeros(0, dtype=np.int64)
-        k = np.arange(self.first, self.last + 1, dtype=np.int64)
+        last = self.reported()
+        if answered is not None and len(answered):
+            mine = answered[(answered >= self.origin) & (answered < (until or 1 << 62))]
+            mine = mine[(mine - self.origin) % self.period == 0]
+            if mine.size:
+                last = max(last, int((mine.max() - self.origin) // self.period))
+        k = np.arange(self.first if counted else 0, last + 1, dtype=np.int64)
         for a, b in self.skips:
             k = k[(k < a) | (k >= b)]
         return self.origin + k * self.period
 
     def kill(self):
-        """SIGKILL the process (what it did not confirm is not counted)."""
+        """SIGKILL the process (what it did not report or get answered is not counted)."""
         self.proc.kill()
         self.proc.wait()
         self.thread.join(timeout=5.0)
-
-
-class Arm:
-    """One namespaced rnea node, its publisher process, its answers and its faults."""
-
-    def __init__(self, soak, name):
-        """Subscribe to the node's outputs and create the fault publishers and clients."""
-        from geometry_msgs.msg import WrenchStamped
-        from rcl_interfaces.srv import (DescribeParameters, GetParameters, ListParameters,
-                                        SetParameters, SetParametersAtomically)
-        from std_msgs.msg import Float64MultiArray, String
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-        self.soak, self.name, node = soak, name, soak.node
-        ns = f'/{name}'
-        qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.description = node.create_publisher(String, f'{ns}/robot_description', qos)
-        self.bad = {'joint_states': node.create_publisher(JointState, f'{ns}/joint_states', 10),
-                    'rnea/external_wrenches': node.create_publisher(
-                        WrenchStamped, f'{ns}/rnea/external_wrenches', 10),
-                    'rnea/desired_accelerations_array': node.create_publisher(
-                        Float64MultiArray, f'{ns}/rnea/desired_accelerations_array', 10)}
-        node.create_subscription(JointState, f'{ns}/rnea/joint_efforts', self._on_efforts, 1000)
-        node.create_subscription(Float64MultiArray, f'{ns}/effort_controller/commands',
-                                 self._on_command, 1000)
-        from diagnostic_msgs.msg import DiagnosticArray
-        node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics, 100)
-        self.counts = {}                    # the node's own totals (its diagnostics), this life
-        srv = f'{ns}/rnea/'
-        self.clients = {'list': node.create_client(ListParameters, srv + 'list_parameters'),
-                        'describe': node.create_client(DescribeParameters,
-                                                       srv + 'describe_parameters'),
-                        'get': node.create_client(GetParameters, srv + 'get_parameters'),
-                        'set_parameters': node.create_client(SetParameters,
-                                                             srv + 'set_parameters'),
-                        'set_parameters_atomically': node.create_client(
-                            SetParametersAtomically, srv + 'set_parameters_atomically'),
-                        'set_payload': node.create_client(SetParametersAtomically,
-                                                          srv + 'set_payload')}
-        self.times, self.stamps, self.status = array.array('d'), array.array('q'), \
-            array.array('b')
-        self.commands = self.bad_commands = self.nonfinite = 0
-        self.variant = self.latest = 0      # the model the node uses / the last one published
-        self.switches = []                  # (time published, time switched)
-        self.published_at = 0.0
-        self.proc = self.publisher = None
-        self.runs, self.lives, self.deaths = [], [], []
-        self.cases, self.case_index, self.values = [], 0, {}
-        self.accepted = []                  # [t from, t to] of accepted bad parameters
-        self.ready = False
-        self.message_index = self.reload_index = self.declared = 0
-        self.alive_at_end = False
-
-    # -- monitor ----------------------------------------------------------------------------
-
-    def _on_efforts(self, msg):
-        now = time.monotonic()
-        import numpy as np
-        effort = np.asarray(msg.effort, dtype=float)
-        position = np.asarray(msg.position, dtype=float)
-        status = 0
-        if not (np.isfinite(effort).all() and np.isfinite(position).all()
-                and np.isfinite(np.asarray(msg.velocity, dtype=float)).all()):
-            self.nonfinite += 1
-            status = 2
-        elif not self.soak.correct(self.variant, position, effort):
-            if self.latest != self.variant and self.soak.correct(self.latest, position, effort):
-                self.switches.append((self.published_at, now))
-                self.variant = self.latest
-            else:
-                status = 1
-        self.times.append(now)
-        self.stamps.append(msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec)
-        self.status.append(status)
-        if not self.ready:
-            self.ready = True
-            self.lives[-1].update(first_answer=now, first_stamp=self.stamps[-1])
-
-    def _on_diagnostics(self, msg):
-        for status in msg.status:
-            if status.name == f'/{self.name}/rnea: rnea':
-                values = {kv.key: kv.value for kv in status.values}
-                if 'outputs_total' in values:
-                    self.counts = {k: int(values[k]) for k in
-                                   ('inputs_total', 'outputs_total', 'rejected_inputs_total')}
-
-    def _on_command(self, msg):
-        import numpy as np
-        data = np.asarray(msg.data, dtype=float)
-        self.commands += 1
-        if not np.isfinite(data).all():
-            self.nonfinite += 1
-            self.bad_commands += 1
-        elif len(data) != len(self.soak.limits) or (np.abs(data) > self.soak.limits).any():
-            self.bad_commands += 1
-
-    # -- processes --------------------------------------------------------------------------
-
-    def start_node(self):
-        """Start the rnea node of this arm (the shipped gravity compensation settings)."""
-        log = open(os.path.join(self.soak.logdir, f'{self.name}_{len(self.lives)}.log'), 'w')
-        self.proc = self.soak.start(
-            [sys.executable, '-m', 'rnea_ros.node', '--ros-args', '-r', f'__ns:=/{self.name}',
-             '--params-file', os.path.join(self.soak.root, 'config', 'gravity_compensation.yaml'),
-             '-p', 'enabled:=true'], stdout=log, stderr=subprocess.STDOUT)
-        self.lives.append({'start': time.monotonic(), 'rss': [], 'log': log.name,
-                           'first_answer': None, 'answers_before': len(self.times)})
-        self.counts = {}
-        self.ready = False
-
-    def alive(self):
-        """Return whether the node process runs; note (and print) its death once."""
-        if self.proc is None:
-            return False
-        if self.proc.poll() is None:
-            return True
-        life = self.lives[-1]
-        life.update(end=time.monotonic(), wall=time.time_ns(), returncode=self.proc.returncode,
-                    last_line=last_error_line(life['log']))
-        self.deaths.append(life)
-        self.proc = None
-        print(f"{self.name} node died (exit {life['returncode']}): {life['last_line']}",
-              flush=True)
-        return False
-
-    def sample_rss(self):
-        """Append (time, RSS MB) of the node process."""
-        if self.alive():
-            mb = rss_mb(self.proc.pid)
-            if mb == mb:
-                self.lives[-1]['rss'].append((time.monotonic(), mb))
-
-    def start_publisher(self):
-        """Start a joint-state publisher process."""
-        self.publisher = PublisherRun(self.soak, self.name)
-        self.runs.append(self.publisher)
 
 
 def last_error_line(path):
@@ -409,120 +334,6 @@ def panda_variants(path):
             ('broken (truncated XML)', text[:len(text) // 2])]
 
 
-def fault_table(faults, accepted_messages):
-    """Return rows (category, kind, injected, refused, accepted, killed, no answer, ok, wrong).
-
-    For a message, accepted: the node answered it (refused: '-', not observable).
-    """
-    rows = {}
-    for f in faults:
-        row = rows.setdefault((f['category'], f['kind']), [0] * 7)
-        row[0] += 1
-        outcome = f['outcome']
-        row[1] += outcome == 'refused'
-        row[2] += outcome.startswith('accepted')
-        row[3] += outcome == 'killed the node'
-        row[4] += outcome == 'no answer'
-        row[5] += f.get('after') == 'ok'
-        row[6] += f.get('after') == 'WRONG'
-    for (category, kind), row in rows.items():
-        if category == 'message':
-            row[1], row[2] = '-', accepted_messages.get(kind, 0)
-    return [key + tuple(value) for key, value in sorted(rows.items())]
-
-
-def verdicts(res):
-    """Return [(target, figure text, passed)] of the issue 29 soak targets."""
-    arms = res['arms'].values()
-    enough = (res['duration'] - res['warmup']) / 2 / 60.0    # minutes: half the soak at least
-    growth = [g[1] - g[0] for arm in arms for g in arm['rss'] if g and g[2] >= enough]
-    sent = sum(a['sent'] for a in arms)
-    answered = sum(a['answered'] for a in arms)
-    drop = (sent - answered) / sent if sent else float('nan')
-    wrong = sum(f.get('after') == 'WRONG' for f in res['faults'])
-    checked = sum(f.get('after') == 'ok' for f in res['faults'])
-    mismatches = sum(a['mismatches'] for a in arms)
-    kills = sum(len(a['deaths']) for a in arms)
-    return [
-        ('RSS growth after warm-up <= 5 MB',
-         ', '.join(f'{g:+.2f} MB' for g in growth) or
-         'not measured (no node lived half the soak after its warm-up)',
-         bool(growth) and max(growth) <= 5.0),
-        ('drops <= 0.1 %', f'{sent - answered} of {sent} ({100 * drop:.3f} %)',
-         sent > 0 and drop <= 0.001),
-        ('non-finite outputs = 0', str(sum(a['nonfinite'] for a in arms)),
-         sum(a['nonfinite'] for a in arms) == 0),
-        ('efforts correct after every fault',
-         f'{checked} faults followed by correct answers, {wrong} by wrong ones; {mismatches} '
-         'wrong answers in all', checked > 0 and wrong == 0 and mismatches == 0),
-        ('no node killed', f'{kills} node deaths', kills == 0),
-    ]
-
-
-def report(res):
-    """Print the figures and one PASS/FAIL line per target; return whether all passed."""
-    def loads(x):
-        return ' / '.join(f'{v:.2f}' for v in x)
-    print(f"\nrnea soak ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-          f'{os.uname().nodename}, tree {tree()}): two panda rnea nodes (/left, /right), gravity '
-          f"compensation, {res['rate']:.0f} Hz for {res['duration']:.0f} s, warm-up "
-          f"{res['warmup']:.0f} s, {os.cpu_count()} CPUs, load averages (1, 5, 15 min) before "
-          f"{loads(res['load_before'])}, after {loads(res['load_after'])}\n")
-    head = ('fault', 'kind', 'injected', 'refused', 'accepted (set back)', 'killed a node',
-            'no answer', 'answers correct after', 'wrong after')
-    print('| ' + ' | '.join(head) + ' |\n|' + '---|' * len(head))
-    for row in fault_table(res['faults'], res['accepted_messages']):
-        print('| ' + ' | '.join(str(x) for x in row) + ' |')
-    head = ('arm', 'parameter cases tried / generated', 'RSS after warm-up / end MB (minutes; '
-            'growth in the last half)',
-            'sent', 'answered', 'drops', 'non-finite', 'wrong answers', 'not judged',
-            'commands (bad)', 'reloads taken (median s)', 'alive at end')
-    print('\n| ' + ' | '.join(head) + ' |\n|' + '---|' * len(head))
-    for name, a in res['arms'].items():
-        rss = '; '.join(f'{g[0]:.1f} / {g[1]:.1f} ({g[2]:.1f} min; {g[3]:+.1f})'
-                        for g in a['rss'] if g)
-        med = sorted(a['reload_s'])[len(a['reload_s']) // 2] if a['reload_s'] else float('nan')
-        print(f"| {name} | {a['tried']} / {a['cases']} ({a['declared']} parameters) | "
-              f"{rss or '-'} | "
-              f"{a['sent']} | {a['answered']} | {a['sent'] - a['answered']} | {a['nonfinite']} | "
-              f"{a['mismatches']} | {a['not judged']} | {a['commands']} ({a['bad_commands']}) | "
-              f"{a['reloads_taken']} ({med:.2f}) | {'yes' if a['alive'] else 'NO'} |")
-    for name, a in res['arms'].items():
-        for d in a['deaths']:
-            print(f"{name} node died (exit {d['returncode']}), killed by "
-                  f"{d.get('killed_by') or 'no parameter in flight'}: {d['last_line']}")
-    for name, a in res['arms'].items():
-        c = a.get('counts') or {}
-        if c:
-            print(f"{name}: the node's own count (its diagnostics, last life): "
-                  f"{c['inputs_total']} joint states received, "
-                  f"{c['rejected_inputs_total']} refused, {c['outputs_total']} answered; the "
-                  f"benchmark received {a['answers_last_life']} of those answers; the "
-                  f"publishers sent {a['sent_all']} good and {a['bad_joint_states']} bad joint "
-                  'states in all')
-    for name, a in res['arms'].items():
-        blame = sorted(a['blame'].items(), key=lambda x: -x[1])
-        print(f'{name}: missing answers by the fault just before them: ' +
-              (', '.join(f'{k} {v}' for k, v in blame[:8]) or 'none') +
-              f"; publisher slots skipped (starved 5 ms, not counted): {a['skipped']}")
-    accepted = sorted({f"{f['detail'].split(' via ')[0]} ({f['kind']})" for f in res['faults']
-                       if f['outcome'].startswith('accepted')})
-    if accepted:
-        print('bad parameters accepted (then set back): ' + '; '.join(accepted))
-    print(f"node logs: {res['logs']}")
-    killers = sorted({f['detail'] for f in res['faults'] if f['outcome'] == 'killed the node'})
-    if killers:
-        print('parameters that killed a node: ' + '; '.join(killers))
-    if res['quarantine']:
-        print('kinds not injected again after a kill (--respawn): ' + ', '.join(res['quarantine']))
-    print()
-    ok = True
-    for target, figure, passed in verdicts(res):
-        print(f"{'PASS' if passed else 'FAIL'}  {target}: {figure}")
-        ok = ok and passed
-    return ok
-
-
 def tree():
     """Return the git commit of the tree this file is in (and whether it is modified)."""
     try:
@@ -535,4 +346,4 @@ def tree():
 
 
 if __name__ == '__main__':
-    serve_publisher(sys.argv[1], float(sys.argv[2]), json.loads(sys.argv[3]))
+    serve_publisher(sys.argv[1], float(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4])

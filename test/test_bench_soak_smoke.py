@@ -7,8 +7,10 @@ a bad message every 50 ms per arm, the joint-state publisher process killed and 
 only.  What is asserted is what must hold on any machine: every kind of fault was injected,
 nothing non-finite was published, every answer that was judged was the gravity torque of the
 published model at the answer's positions, the first answers after every fault were correct,
-and the nodes lived.  Drops and RSS growth depend on the machine's load and are the benchmark's
-figures (``python benchmarks/bench_soak.py``), never asserted here.
+the nodes lived, the nodes were primed (one round), and the nodes' own counts of joint states
+(their /diagnostics) are there and consistent with what was sent and what the monitor received.
+Drops and RSS growth depend on the machine's load and are the benchmark's figures (``python
+benchmarks/bench_soak.py``), never asserted here.
 
 The left arm's bad parameters include values of the wrong ROS type, which kill the node while
 issue 29 item 1 (a guard on every path that sets parameters) is not in the tree: that test is an
@@ -25,7 +27,7 @@ sys.path.insert(0, os.path.join(ROOT, 'benchmarks'))
 
 SOAK = ['--duration', '8', '--param-arms', 'left', '--param-period', '0.1',
         '--message-period', '0.05', '--reload-period', '2', '--kill-period', '4',
-        '--kill-gap', '0.3', '--warmup', '2', '--progress', '600']
+        '--kill-gap', '0.3', '--warmup', '2', '--progress', '600', '--prime-rounds', '1']
 
 
 def wrong_type_raises():
@@ -110,3 +112,30 @@ def test_arm_with_bad_parameters_lives_with_correct_efforts_after_every_fault(
     assert not [f for f in params if f['outcome'] in ('killed the node', 'no answer')]
     assert 'WRONG' not in [f['after'] for f in faults(soak, 'left')]
     assert any(f['after'] == 'ok' for f in params)
+
+
+def test_the_nodes_own_counts_agree_with_what_was_sent_and_received(soak):
+    for name, arm in soak['arms'].items():
+        n = arm['node']
+        assert n['lives'] >= 1 and n['good'] > 0 and n['answered'] > 0, (name, n)
+        assert n['offered'] == n['good'] + n['bad'], name
+        assert n['good'] >= arm['sent'], name       # its windows hold the counted stamps
+        assert 0 <= n['inputs'] <= n['offered'], (name, n)     # received no more than sent
+        assert n['lost'] == n['offered'] - n['inputs'], name
+        assert n['good_unanswered'] == n['good'] - (n['answered'] - n['bad_answered']), name
+        assert n['bad_lost'] == n['bad'] + n['side'] - n['rejected'] - n['bad_answered'], name
+        assert n['missed'] == n['answered'] - n['received'], name
+    right = soak['arms']['right']['node']           # no bad parameter: one answer per state
+    assert right['exact'], 'no counts from the right node after its publisher stopped'
+    assert right['received'] <= right['answered'] <= right['inputs'], right
+    assert right['answered'] - right['bad_answered'] <= right['good'], right
+
+
+def test_the_nodes_were_primed_and_the_monitor_measured(soak):
+    for name, arm in soak['arms'].items():
+        primed = arm['primed'][0]
+        assert primed is not None and primed[0] > 0 and primed[1] > 0, (name, primed)
+        kinds = {f['detail'] for f in faults(soak, name, 'prime') if f['detail']}
+        assert 'joint_states' in kinds, (name, kinds)
+    assert faults(soak, 'left', 'prime') and soak['monitor_cpu'][1] > 0
+    assert soak['arms']['right']['slow'] == 0       # every answer read as numpy columns
