@@ -242,7 +242,7 @@ class Soak(Analysis):
         if not self.args.prime_rounds:
             arm.lives[-1]['primed'] = None
             return
-        before = arm.sample_rss()
+        before, wall = arm.sample_rss(), time.time_ns()
         largest = {}
         for kind, topic, wire in self.bad_messages:
             if topic not in largest or len(wire) > len(largest[topic][1]):
@@ -262,6 +262,7 @@ class Soak(Analysis):
                 return
         self.spin(1.0)
         arm.lives[-1]['primed'] = (before, arm.sample_rss(), time.monotonic())
+        arm.lives[-1]['priming'] = (wall, time.time_ns())
 
     def large_requests(self, arm):
         """Return the largest case of each kind of bad parameter per service, if large."""
@@ -511,6 +512,9 @@ class Soak(Analysis):
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        for arm in self.arms.values():
+            for run in arm.runs:
+                run.reported()              # its last count kept, its file removed
         self.executor.shutdown()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)

@@ -78,7 +78,8 @@ class Analysis:
         (its reports, and any answered stamp after its last one), within the node's lives (its
         first answer to its last before it died).  Answered: those among the answer stamps the
         monitor received (``answers``, sorted).  Each missing answer is put down to the last
-        fault injected on the arm up to 10 ms before its stamp ('none' if there is none).
+        fault injected on the arm up to 10 ms before its stamp ('none' if there is none), or to
+        the priming if it was sent then.
         Answers to bad joint states are counted per kind in ``self.accepted_messages`` (the
         node should have refused them).
         """
@@ -102,10 +103,13 @@ class Analysis:
         faults = sorted((f['wall'], f['category'] + ': ' + f['kind']) for f in self.faults
                         if f['arm'] == arm.name)
         walls = np.array([w for w, _ in faults], dtype=np.int64)
+        primings = [life['priming'] for life in arm.lives if 'priming' in life]
         blame = {}
         for stamp in missing:
             j = int(np.searchsorted(walls, stamp, side='right')) - 1
             label = faults[j][1] if j >= 0 and walls[j] >= stamp - 10_000_000 else 'none'
+            if any(a <= stamp <= b for a, b in primings):
+                label = 'the priming'
             blame[label] = blame.get(label, 0) + 1
         arm.skipped = sum(b - a for run in arm.runs for a, b in run.skips
                           if run.first is not None and b > run.first)

@@ -16,6 +16,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -239,10 +240,11 @@ class PublisherRun:
     def __init__(self, soak, arm):
         """Start the process and a thread reading its reports."""
         self.origin = self.first = self.period = self.started = None
-        self.skips = []
-        self.counter = os.path.join(soak.logdir, f'{arm}_publisher_{len(soak.procs)}.sent')
-        with open(self.counter, 'wb') as f:
-            f.write(COUNTER.pack(-1))
+        self.skips, self.final = [], None
+        shm = '/dev/shm' if os.path.isdir('/dev/shm') else soak.logdir   # no disk write-back
+        fd, self.counter = tempfile.mkstemp(prefix=f'bench_soak_{arm}_', suffix='.sent', dir=shm)
+        os.write(fd, COUNTER.pack(-1))
+        os.close(fd)
         self.proc = soak.start([sys.executable, os.path.abspath(__file__), f'/{arm}',
                                 str(soak.args.rate), json.dumps(soak.stream), self.counter],
                                stdout=subprocess.PIPE, text=True)
@@ -260,12 +262,18 @@ class PublisherRun:
                 self.skips.append((int(words[1]), int(words[2])))
 
     def reported(self):
-        """Return the last k the process stored as sent (-1: none)."""
+        """Return the last k the process stored as sent (-1: none); remove the file once done."""
+        if self.final is not None:
+            return self.final
         try:
             with open(self.counter, 'rb') as f:
-                return COUNTER.unpack(f.read(COUNTER.size))[0]
+                k = COUNTER.unpack(f.read(COUNTER.size))[0]
         except (OSError, struct.error):
             return -1
+        if self.proc.poll() is not None:
+            self.final = k
+            os.unlink(self.counter)
+        return k
 
     def sent(self, answered=None, until=None, counted=True):
         """Return the sorted stamps (ns) this run sent.
