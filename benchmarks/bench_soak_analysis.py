@@ -34,7 +34,8 @@ class Analysis:
             sent, answered, blame = self.drops(arm, answers)
             out['arms'][arm.name] = {
                 'answers': len(times), 'sent': sent, 'answered': answered, 'blame': blame,
-                'skipped': arm.skipped, 'node': self.node_counts(arm, answers),
+                'skipped': arm.skipped, 'restarts': getattr(arm, 'restarts', None),
+                'node': self.node_counts(arm, answers),
                 'mismatches': int(((status == 1) & ~tainted).sum()),
                 'not judged': int(tainted.sum()), 'nonfinite': arm.nonfinite,
                 'commands': arm.commands, 'bad_commands': arm.bad_commands,
@@ -113,7 +114,45 @@ class Analysis:
             blame[label] = blame.get(label, 0) + 1
         arm.skipped = sum(b - a for run in arm.runs for a, b in run.skips
                           if run.first is not None and b > run.first)
+        arm.restarts = self.restart_figures(arm, stamps, missing)
         return len(sent), len(sent) - len(missing), blame
+
+    def restart_figures(self, arm, stamps, missing, window=2_000_000_000):
+        """Return where the missing answers lie relative to the publishers' restarts (a dict).
+
+        ``own``: missing stamps in the first ``window`` ns of a restarted publisher of this arm
+        (its first process is not a restart); ``other``: in that window after the other arm's
+        restart; ``lag_ms``: per restart of this arm, the time from its first counted message
+        to the first one the node answered (the node's reader discovering the new publisher).
+        """
+        def restarts(a):
+            return np.array([run.origin + run.first * run.period for run in a.runs[1:]
+                             if run.origin is not None and run.first is not None],
+                            dtype=np.int64)
+
+        def near(starts):
+            if not starts.size or not missing.size:
+                return 0
+            j = np.searchsorted(starts, missing, side='right') - 1
+            ok = j >= 0
+            return int(((missing[ok] - starts[j[ok]]) < window).sum())
+
+        own = np.sort(restarts(arm))
+        other = np.sort(np.concatenate([restarts(a) for a in self.arms.values()
+                                        if a is not arm] + [np.zeros(0, dtype=np.int64)]))
+        lag = []
+        for start in own:
+            later = stamps[stamps >= start]
+            if later.size:
+                lag.append((int(later[0]) - int(start)) / 1e6)
+        bursts = []                     # runs of missing stamps less than 5 ms apart
+        if missing.size:
+            cut = np.flatnonzero(np.diff(missing) > 5_000_000) + 1
+            for part in np.split(missing, cut):
+                bursts.append((len(part), (int(part[0]) - self.wall0) / 1e9))
+        bursts.sort(reverse=True)
+        return {'own': near(own), 'other': near(other), 'restarts': int(own.size),
+                'lag_ms': lag, 'bursts': len(bursts), 'largest': bursts[:5]}
 
     def node_counts(self, arm, answers):
         """Return the node's own account of the joint states it was offered (a dict).

@@ -209,6 +209,10 @@ def serve_publisher(ns, rate, spec, counter):
     while pub.get_subscription_count() == 0 and time.monotonic() < end:
         time.sleep(0.01)
     time.sleep(0.2)             # the node's side of the match too (else the first is lost)
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, 0)   # started at a low priority for its imports
+    except OSError:
+        pass
     msg = JointState(name=names)
     period_ns = int(round(1e9 / rate))
     period = period_ns * 1e-9
@@ -234,6 +238,14 @@ def serve_publisher(ns, rate, spec, counter):
         k += 1
 
 
+def transports(names):
+    """Return the environment naming Fast DDS's built-in transports, or None (unchanged)."""
+    return {'FASTDDS_BUILTIN_TRANSPORTS': names} if names else None
+
+
+PUBLISHER_START_NICE = 10   # a (re)started publisher while it imports (then 0, if allowed)
+
+
 class PublisherRun:
     """One joint-state publisher process and what it sent."""
 
@@ -247,7 +259,8 @@ class PublisherRun:
         os.close(fd)
         self.proc = soak.start([sys.executable, os.path.abspath(__file__), f'/{arm}',
                                 str(soak.args.rate), json.dumps(soak.stream), self.counter],
-                               stdout=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, text=True, nice=PUBLISHER_START_NICE,
+                               env=transports(soak.args.publisher_transports))
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
