@@ -145,8 +145,8 @@ class Soak(Analysis):
         env = dict(os.environ, ROS_DOMAIN_ID=str(self.domain),
                    PYTHONPATH=os.pathsep.join([ROOT, os.environ.get('PYTHONPATH', '')]),
                    **(env or {}))
-        proc = subprocess.Popen(args, env=env, cwd=ROOT, preexec_fn=lambda: renice(nice),
-                                **kwargs)
+        proc = subprocess.Popen(args, env=env, cwd=ROOT, **kwargs)   # vfork: no preexec_fn
+        renice(nice, proc.pid)
         self.procs.append(proc)
         return proc
 

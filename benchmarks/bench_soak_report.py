@@ -183,14 +183,17 @@ def report(res):
 MONITOR_NICE = 5          # this process, once the nodes run: the measuring yields to the nodes
 
 
-def renice(nice):
-    """Set this process's niceness to ``nice`` (lowering it needs privileges: else unchanged).
+def renice(nice, pid=0):
+    """Set the niceness of process ``pid`` (0: this one) to ``nice``, if allowed.
 
     The soak judges the nodes; its own processes (this monitor, a publisher starting up: a
-    second of imports on one of two cores) must not be what starves them.
+    second of imports on one of two cores) must not be what starves them.  Lowering a niceness
+    needs privileges: without them it stays as it is.  A child is reniced after it started
+    (``subprocess`` then starts it with vfork: a fork would copy this process's page tables
+    while its threads wait).
     """
     try:
-        os.setpriority(os.PRIO_PROCESS, 0, nice)
+        os.setpriority(os.PRIO_PROCESS, pid, nice)
     except OSError:
         pass
 
