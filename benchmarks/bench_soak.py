@@ -37,10 +37,14 @@ pools reach their bound (queue depth x largest sample) before the RSS reference,
 The measuring must not be what starves the nodes on a small machine: once the nodes run, this
 process lowers its priority (niceness 5), and a (re)started publisher imports at niceness 10
 before it streams at 0 (when allowed).  The publishers use Fast DDS's UDP transport
-(``--publisher-transports``): a SIGKILL of a process on the shared-memory transport stalls every
-DDS process of the machine at once (both nodes and this monitor) for 0.2 to 0.3 s, a property of
-the middleware that ``--publisher-transports ''`` shows (the missing answers are also given as
-runs of consecutive stamps, and those in the 2 s after a publisher's restart).
+(``--publisher-transports``, with the discovery range SUBNET for them alone: under LOCALHOST,
+rmw_fastrtps adds shared memory whatever ``FASTDDS_BUILTIN_TRANSPORTS`` says).  A process on the
+shared-memory transport that is SIGKILLed and restarted stalls the other processes for 0.2 to
+0.5 s: a thread of theirs that answers an acknowledgement opens a shared-memory port and sleeps
+in ``SharedMemGlobal::open_port_internal`` while it holds the writer's lock, so that neither
+data in nor ``publish()`` goes on meanwhile (seen with gdb in the nodes).  That is
+a property of the middleware; ``--publisher-transports ''`` shows it (the missing answers are
+also given as runs of consecutive stamps, and those in the 2 s after a publisher's restart).
 
 Drops are counted two ways.  The nodes' own counts (their /diagnostics ``inputs_total``,
 ``outputs_total``, ``rejected_inputs_total``, read until a message published after the

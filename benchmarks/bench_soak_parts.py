@@ -239,8 +239,15 @@ def serve_publisher(ns, rate, spec, counter):
 
 
 def transports(names):
-    """Return the environment naming Fast DDS's built-in transports, or None (unchanged)."""
-    return {'FASTDDS_BUILTIN_TRANSPORTS': names} if names else None
+    """Return the environment naming Fast DDS's built-in transports, or None (unchanged).
+
+    The discovery range is set to SUBNET for that process: with ``LOCALHOST``, rmw_fastrtps
+    configures its own transports (shared memory included) and ignores
+    ``FASTDDS_BUILTIN_TRANSPORTS``.  The process still finds the nodes: their announcements reach
+    its unicast port, and it answers them there.
+    """
+    return ({'FASTDDS_BUILTIN_TRANSPORTS': names, 'ROS_AUTOMATIC_DISCOVERY_RANGE': 'SUBNET'}
+            if names else None)
 
 
 PUBLISHER_START_NICE = 10   # a (re)started publisher while it imports (then 0, if allowed)

@@ -223,9 +223,10 @@ def parse_args(argv=None, description=None):
     parser.add_argument('--kill-gap', type=float, default=0.5,
                         help='seconds between a kill and the restart')
     parser.add_argument('--publisher-transports', default='UDPv4', metavar='NAMES',
-                        help='FASTDDS_BUILTIN_TRANSPORTS of the joint-state publishers (default '
-                        'UDPv4: a SIGKILL of a publisher on shared memory stalls every DDS '
-                        "process of the machine for 0.2 to 0.3 s; '' keeps the environment's)")
+                        help='FASTDDS_BUILTIN_TRANSPORTS of the joint-state publishers, with the '
+                        'discovery range SUBNET (default UDPv4: a publisher SIGKILLed on shared '
+                        'memory and restarted stalls the shared-memory threads of the nodes and '
+                        "this monitor for 0.2 to 0.5 s; '' keeps the environment's)")
     parser.add_argument('--respawn', action='store_true',
                         help='restart a node that died; its kind of fault is not injected again')
     parser.add_argument('--prime-rounds', type=int, default=10,
