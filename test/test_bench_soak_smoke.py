@@ -10,7 +10,9 @@ published model at the answer's positions, the first answers after every fault w
 the nodes lived, the nodes were primed (one round), and the nodes' own counts of joint states
 (their /diagnostics) are there and consistent with what was sent and what the monitor received.
 Drops and RSS growth depend on the machine's load and are the benchmark's figures (``python
-benchmarks/bench_soak.py``), never asserted here.
+benchmarks/bench_soak.py``), never asserted here.  One more test checks the apparatus: the
+publishers' default environment keeps their participant off Fast DDS's shared memory (whose
+restarts after a SIGKILL stall the other processes).
 
 The left arm's bad parameters include values of the wrong ROS type, which kill the node while
 issue 29 item 1 (a guard on every path that sets parameters) is not in the tree: that test is an
@@ -139,3 +141,37 @@ def test_the_nodes_were_primed_and_the_monitor_measured(soak):
         assert 'joint_states' in kinds, (name, kinds)
     assert faults(soak, 'left', 'prime') and soak['monitor_cpu'][1] > 0
     assert soak['arms']['right']['slow'] == 0       # every answer read as numpy columns
+
+
+PARTICIPANT_THREADS = '; '.join([
+    'import glob, os, time',
+    'import rclpy',
+    'rclpy.init()',
+    "node = rclpy.create_node('soak_transport_probe')",
+    'time.sleep(0.5)',
+    "print(' '.join(open(t + '/comm').read().strip() for t in glob.glob("
+    "'/proc/%d/task/*' % os.getpid())))",
+    'node.destroy_node()',
+    'rclpy.shutdown()'])
+
+
+@pytest.mark.skipif(not os.path.isdir('/proc/self/task'), reason='needs Linux /proc')
+@pytest.mark.skipif(os.environ.get('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp') != 'rmw_fastrtps_cpp',
+                    reason='Fast DDS thread names (rmw_fastrtps_cpp only)')
+@pytest.mark.parametrize('discovery_range', ['LOCALHOST', 'SUBNET'])
+def test_publishers_environment_keeps_them_off_shared_memory(discovery_range):
+    """The soak's default publisher environment gives a participant no shared-memory thread.
+
+    Fast DDS names its transport threads (``dds.shm.<port>``, ``dds.udp.<port>``); under the
+    LOCALHOST discovery range rmw_fastrtps adds shared memory whatever
+    ``FASTDDS_BUILTIN_TRANSPORTS`` says, which is why ``transports`` also sets the range.
+    """
+    import subprocess
+    from bench_soak_parts import transports
+    from bench_soak_report import parse_args
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE=discovery_range, ROS_DOMAIN_ID='198')
+    env.update(transports(parse_args([]).publisher_transports))
+    out = subprocess.run([sys.executable, '-c', PARTICIPANT_THREADS], env=env, text=True,
+                         capture_output=True, timeout=60, check=True).stdout.split()
+    assert any(name.startswith('dds.udp.') for name in out), out
+    assert not any(name.startswith('dds.shm.') for name in out), out
