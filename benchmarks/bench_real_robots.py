@@ -77,6 +77,24 @@ def identify_lines(fold):
                     for line in said]
 
 
+def reach_lines(fold):
+    """Return, per joint over target, its RMS with the most favourable training run's constant."""
+    lines = []
+    for name in dict.fromkeys(name for name, _, _ in fold.failures()):
+        j = fold.names.index(name)
+        reach = fold.offset_reach(j)
+        if reach is None:
+            continue
+        run, rms = reach
+        target = min([fold.rms['urdf'][j]]
+                     + ([fold.rms['authors'][j]] if fold.authors_counted else []))
+        verdict = 'would meet' if rms <= target else 'still misses'
+        lines.append(f'  reach: {name} with the constant that zeroes its mean error on training '
+                     f'run {run} ({fold.train_mean[run][j]:+.3f} N m with the deployed one): '
+                     f'{rms:.3f} N m, {verdict} the target {target:.3f}')
+    return lines
+
+
 def plot(results, path):
     """Draw each fold's per-joint RMS error of the three models (before / after / authors)."""
     import matplotlib
@@ -143,7 +161,8 @@ def main(argv=None):
             result = rr.run_fold(*fold, bags, work)
             results.append(result)
             print()
-            print('\n'.join(result.table() + identify_lines(result)), flush=True)
+            print('\n'.join(result.table() + identify_lines(result) + reach_lines(result)),
+                  flush=True)
     total = time.perf_counter() - start
     print()
     for robot in rr.ROBOTS:

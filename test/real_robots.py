@@ -385,12 +385,17 @@ def rms_errors(robot, run, models):
 class Fold:
     """One held-out comparison: per-joint RMS of the three models and identify's figures."""
 
-    def __init__(self, robot, train, predict, names, rms, identified, samples, mean=None):
-        """Keep a fold's results (``rms``, ``mean``: {'urdf', 'identified', 'authors'} arrays)."""
+    def __init__(self, robot, train, predict, names, rms, identified, samples, mean=None,
+                 train_mean=None):
+        """Keep a fold's results (``rms``, ``mean``: {'urdf', 'identified', 'authors'} arrays).
+
+        ``train_mean``: {training run: per-joint mean error of the identified model there}.
+        """
         self.robot, self.train, self.predict = robot, tuple(train), predict
         self.names, self.rms, self.identified = list(names), rms, identified
         self.samples = samples                 # rows evaluated
         self.mean = mean                       # mean errors (model - measured), or None
+        self.train_mean = train_mean or {}
         self.authors_counted = predict not in ROBOTS[robot].authors_trained
 
     @property
@@ -401,6 +406,24 @@ class Fold:
     def ratio(self, reference):
         """Return identified / ``reference`` ('urdf' or 'authors') per joint."""
         return self.rms['identified'] / self.rms[reference]
+
+    def offset_reach(self, joint):
+        """Return (training run, RMS): the identified joint with a training run's mean error.
+
+        A constant added to the model moves only its mean error: RMS^2 = (RMS^2 - mean^2) +
+        mean^2.  Recalibrating the joint's constant so that the model's mean error on training
+        run r would be zero leaves a mean error of (mean - mean_r) here.  Over the training
+        runs, the smallest such RMS is what the fitted model could reach on this run with the
+        constant of the most favourable training run; a joint still over target there is out
+        of reach of any rule that picks the constant from the training runs.  None without the
+        training runs' mean errors.
+        """
+        if not self.train_mean or self.mean is None:
+            return None
+        rms, mean = self.rms['identified'][joint], self.mean['identified'][joint]
+        about = max(rms ** 2 - mean ** 2, 0.0)
+        return min(((run, float(np.sqrt(about + (mean - m[joint]) ** 2)))
+                    for run, m in self.train_mean.items()), key=lambda pair: pair[1])
 
     def failures(self):
         """Return [(joint, reference, ratio)] for every joint that misses a target (> 1.0 x)."""
@@ -441,7 +464,9 @@ def run_fold(robot, train, predict, bags, work_dir):
               'authors': 'authors'}
     Q, _, _, _, names = evaluation(robot, predict)
     rms, mean = errors(robot, predict, models)
-    return Fold(robot, train, predict, names, rms, ident, Q.shape[0], mean)
+    train_mean = {r: errors(robot, r, {'identified': models['identified']})[1]['identified']
+                  for r in train}
+    return Fold(robot, train, predict, names, rms, ident, Q.shape[0], mean, train_mean)
 
 
 def pooled(folds):

@@ -120,6 +120,25 @@ def test_no_fold_predicts_a_run_it_trained_on_or_a_repeat_of_it():
         assert rr.parse_fold(rr.fold_name(robot, train, predict)) == (robot, train, predict)
 
 
+def test_offset_reach_is_the_held_out_error_less_a_training_runs_mean():
+    """Fold.offset_reach: the RMS of (error - mean error on the best training run), exactly."""
+    rng = np.random.default_rng(3)
+    err = rng.normal(0.3, 0.2, (500, 2))                     # held-out (model - measured)
+    train_mean = {2: np.array([0.5, -0.1]), 4: np.array([0.25, 0.05]), 5: np.array([0.0, 0.3])}
+    rms = {k: np.sqrt(np.mean(err ** 2, axis=0)) for k in ('urdf', 'identified', 'authors')}
+    mean = {k: err.mean(axis=0) for k in rms}
+    fold = rr.Fold('kinova_gen3', (2, 4, 5), 1, ['a', 'b'], rms, None, err.shape[0], mean,
+                   train_mean)
+    for j in range(2):
+        direct = {r: float(np.sqrt(np.mean((err[:, j] - m[j]) ** 2)))
+                  for r, m in train_mean.items()}
+        best = min(direct, key=direct.get)
+        run, value = fold.offset_reach(j)
+        assert run == best and value == pytest.approx(direct[best], rel=1e-12)
+    assert rr.Fold('kinova_gen3', (2,), 1, ['a', 'b'], rms, None, 500, mean).offset_reach(0) \
+        is None
+
+
 def _read_back(bag):
     try:
         from rnea_ros.analysis.analyze import read_joint_states
