@@ -249,10 +249,39 @@ def deployed_offsets(fit, jp, offsets, moving):
     return jp
 
 
-def offset_report(model, moving, offsets):
-    """Return {joint: {'recordings': offsets, 'deployed': median, 'spread': max - min}}.
+def asked_offsets(fit, jp, beta, moments, offsets, moving):
+    """Return (offsets, deployed, how) with a per-recording offset for every moving joint.
 
-    A recording without equations of the joint (it did not move there) has None.
+    ``offsets`` (moving joints, recordings) from :meth:`_Fit.offsets` is NaN for a joint whose
+    offset is not a base parameter of its own (a law whose Coulomb terms take up a constant):
+    that joint keeps the fit's common constant, and the offset a recording asks for is that
+    constant plus the recording's mean residual under ``beta`` (the consistent fit, deployed
+    offsets in ``jp``): the constant that would zero it, the other parameters as fitted.
+    ``deployed`` per moving joint, ``how`` 'median' or 'fit'.
+    """
+    offsets = np.array(offsets, dtype=float)
+    where = [k for k, (g, _) in enumerate(fit.fm.groups) if g == 'off']
+    deployed = np.full(len(moving), np.nan)
+    how = ['median'] * len(moving)
+    if not where:
+        return offsets, deployed, how
+    S, T, M = moments
+    with np.errstate(divide='ignore', invalid='ignore'):
+        mean = np.where(M > 0, (T - S @ beta) / M, np.nan)
+    for jj, j in enumerate(moving):
+        deployed[jj] = jp[j, where[0]]
+        if not np.any(np.isfinite(offsets[jj])):
+            offsets[jj] = deployed[jj] + mean[jj]
+            how[jj] = 'fit'
+    return offsets, deployed, how
+
+
+def offset_report(model, moving, offsets, deployed, how):
+    """Return {joint: {'recordings', 'deployed', 'deployed_as', 'spread': max - min}}.
+
+    ``deployed_as``: 'median' (of the recordings' offsets, fitted each on its own) or 'fit'
+    (the common constant of a law whose Coulomb terms take up a constant; see
+    :func:`asked_offsets`).  A recording without equations of the joint has None.
     """
     out = {}
     for jj, j in enumerate(moving):
@@ -260,17 +289,18 @@ def offset_report(model, moving, offsets):
         if values.size:
             each = [float(v) if np.isfinite(v) else None for v in offsets[jj]]
             out[model.joint_names[j]] = {'recordings': each,
-                                         'deployed': float(np.median(values)),
+                                         'deployed': float(deployed[jj]),
+                                         'deployed_as': how[jj],
                                          'spread': float(np.ptp(values))}
     return out
 
 
-def offset_warnings(model, moving, offsets, holdout):
+def offset_warnings(model, moving, offsets, holdout, deployed, how):
     """Return a warning per joint whose offsets differ between recordings by more than its error.
 
     The spread (largest minus smallest offset of the training recordings) against the joint's
     held-out RMS error: a drifting offset (power cycles, sensor temperature) that a new recording
-    may not share; the deployed value is the median.
+    may not share.
     """
     if offsets.shape[1] < 2 or not holdout:
         return []
@@ -280,10 +310,12 @@ def offset_warnings(model, moving, offsets, holdout):
         values = offsets[jj][np.isfinite(offsets[jj])]
         error = holdout['identified'].get(name)
         if values.size >= 2 and error and np.ptp(values) > error:
+            which = ('the median' if how[jj] == 'median'
+                     else "the fit's common constant")
             out.append(f'{name}: its effort offset differs between the training recordings by '
                        f'{np.ptp(values):.3g} (from {values.min():.3g} to {values.max():.3g}), '
-                       f'more than its held-out RMS error {error:.3g}; identify deploys the '
-                       f'median {np.median(values):.3g}; recalibrate the offset on the robot '
+                       f'more than its held-out RMS error {error:.3g}; identify deploys '
+                       f'{which} {deployed[jj]:.3g}; recalibrate the offset on the robot '
                        'if it drifts')
     return out
 

@@ -74,8 +74,8 @@ from rnea_ros.analysis.consistency import (  # noqa: F401
     parameters_of_pseudo_inertia, PSEUDO_BASIS, pseudo_inertia, pseudo_inertias,
     strictly_consistent, thickened)
 from rnea_ros.analysis.estimation import (  # noqa: F401
-    _Fit, _noise, _score, _score_folds, _upper_factor, BASE_TOL, candidate_base, center,
-    deployed_offsets, held_out_sse, joint_weights, offset_report, offset_warnings,
+    _Fit, _noise, _score, _score_folds, _upper_factor, asked_offsets, BASE_TOL, candidate_base,
+    center, deployed_offsets, held_out_sse, joint_weights, offset_report, offset_warnings,
     weighted_least_squares)
 from rnea_ros.analysis.friction_models import (  # noqa: F401
     ASYMMETRIC, describes_rest, feature_keys, features, friction_models, FrictionModel,
@@ -417,7 +417,9 @@ def _identify(sums, prior, seed, check=None, folds=None):
     jp = deployed_offsets(fit, jp, offsets, moving)
     x = np.concatenate([phi, jp.ravel()])
     table, armature = fit.fm.table(jp)
-    warnings += offset_warnings(model, moving, offsets, holdout)
+    offsets, deployed, how = asked_offsets(fit, jp, fit.base.K @ x,
+                                           fit.moments(moments, every), offsets, moving)
+    warnings += offset_warnings(model, moving, offsets, holdout, deployed, how)
     return Identification(phi=phi, friction_table=table, armature=armature,
                           friction_model=fit.fm, moving=moving, base_names=fit.base.names,
                           beta=beta, sigma_percent=percent, beta_consistent=fit.base.K @ x,
@@ -425,7 +427,7 @@ def _identify(sums, prior, seed, check=None, folds=None):
                           samples=int(sums.samples), data_share=share, weak=weak,
                           selection=selection, holdout=holdout, prior=prior,
                           armature_combined=_armature_combined(model, fit, moving),
-                          recording_offsets=offset_report(model, moving, offsets),
+                          recording_offsets=offset_report(model, moving, offsets, deployed, how),
                           filtering=filtering)
 
 

@@ -117,11 +117,13 @@ def text_report(summary):
         lines.append(f'equations fitted: {how}; held-out scores {scores}')
     offsets = summary.get('recording_offsets') or {}
     if offsets and len(next(iter(offsets.values()))['recordings']) > 1:
-        lines.append('effort offsets per training recording (N m or N), deployed: the median')
+        lines.append('effort offsets per training recording (N m or N), deployed: the median '
+                     "(fit: the fit's common constant, where Coulomb terms take up a constant)")
         for name, o in offsets.items():
             lines.append(f'  {name:<24} ' + ' '.join('       -' if v is None else f'{v:8.4f}'
                                                      for v in o['recordings'])
-                         + f"   -> {o['deployed']:8.4f} (spread {o['spread']:.3g})")
+                         + f"   -> {o['deployed']:8.4f} (spread {o['spread']:.3g})"
+                         + (' fit' if o.get('deployed_as') == 'fit' else ''))
     fm = summary['friction_model']
     v_s, v_st = fm['velocity_scale'], fm['stribeck_velocity']
     per_joint = isinstance(v_s, list)
