@@ -21,7 +21,7 @@ status 0 either way (a benchmark); 0 with a message when the folder is absent.
 harness: its package is imported instead of this repository's.
 
 Usage: python benchmarks/bench_real_robots.py [--robots kuka_lwr4 kinova_gen3]
-       [--folds kinova_gen3:1+2+3+4-to-5 ...] [--tree DIR]
+       [--folds kinova_gen3:1+2+3+4-to-5 ...] [--tree DIR] [--identify-options WORDS]
 """
 
 import argparse
@@ -135,6 +135,9 @@ def main(argv=None):
                              '(default: every fold of --robots)')
     parser.add_argument('--tree', metavar='DIR',
                         help="a checkout whose rnea_ros to measure (default: this one's)")
+    parser.add_argument('--identify-options', metavar='WORDS', default='',
+                        help="further identify options for an experiment, e.g. '--friction "
+                             "coulomb' (default none: the targets are for the defaults)")
     parser.add_argument('--plot', metavar='PNG',
                         help="also draw every fold's per-joint RMS of the three models")
     args = parser.parse_args(argv)
@@ -155,10 +158,13 @@ def main(argv=None):
           f'{platform.python_version()}; {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}')
     print('evaluation: stored q, qd, qdd of the predicted run, edges trimmed (KUKA first 500 / '
           'last 100 samples, Kinova first / last 0.2 s), torque in the URDF sign; RMS in N m')
+    options = args.identify_options.split()
+    if options:
+        print(f'identify options: {" ".join(options)} (not the defaults the targets are for)')
     results, start = [], time.perf_counter()
     with rr.Bags() as bags, tempfile.TemporaryDirectory() as work:
         for fold in folds:
-            result = rr.run_fold(*fold, bags, work)
+            result = rr.run_fold(*fold, bags, work, options)
             results.append(result)
             print()
             print('\n'.join(result.table() + identify_lines(result) + reach_lines(result)),

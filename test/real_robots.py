@@ -210,13 +210,15 @@ class Bags:
 # -- identify -----------------------------------------------------------------------------------
 
 def _has_option(option):
+    """Return True if ``rnea-ros identify`` of the measured checkout has ``option`` (its help)."""
     from rnea_ros.analysis.cli import build_parser
-    probe = ['identify', 'bag', '--urdf', 'u', '--out', 'o', option]
-    with contextlib.redirect_stderr(io.StringIO()):
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown), contextlib.redirect_stderr(io.StringIO()):
         try:
-            return not build_parser().parse_known_args(probe)[1]
+            build_parser().parse_args(['identify', '-h'])
         except SystemExit:
-            return False
+            pass
+    return option in shown.getvalue().split()
 
 
 class Identified:
@@ -236,8 +238,10 @@ class Identified:
         return out
 
 
-def identify(robot, bags, work_dir):
+def identify(robot, bags, work_dir, options=()):
     """Run ``rnea-ros identify`` with default settings on ``bags``; return :class:`Identified`.
+
+    ``options``: further command-line words (experiments only; the targets use none).
 
     Called in-process through the command line's entry (the same parser and code path as the
     console script).  ValueError with identify's message when it exits with an error.
@@ -250,7 +254,7 @@ def identify(robot, bags, work_dir):
         if os.path.exists(path):
             os.remove(path)
     argv = ['identify', *bags, '--urdf', urdf_path(robot), '--out', out, '--params-out', params,
-            '--json']
+            '--json', *options]
     if _has_option('--force'):
         argv.append('--force')
     stdout, stderr = io.StringIO(), io.StringIO()
@@ -456,9 +460,9 @@ class Fold:
         return lines
 
 
-def run_fold(robot, train, predict, bags, work_dir):
+def run_fold(robot, train, predict, bags, work_dir, options=()):
     """Identify on the ``train`` runs' bags and compare the three models on run ``predict``."""
-    ident = identify(robot, [bags(robot, r) for r in train], work_dir)
+    ident = identify(robot, [bags(robot, r) for r in train], work_dir, options)
     models = {'urdf': nominal_model(robot),
               'identified': node_model(ident.urdf, ident.params),
               'authors': 'authors'}

@@ -139,6 +139,12 @@ def test_offset_reach_is_the_held_out_error_less_a_training_runs_mean():
         is None
 
 
+def test_the_harness_finds_identify_options_by_name():
+    """--force is passed (a refusal would otherwise stop the comparison); no option is made up."""
+    assert rr._has_option('--force') and rr._has_option('--effort-scale')
+    assert not rr._has_option('--no-such-option')
+
+
 def _read_back(bag):
     try:
         from rnea_ros.analysis.analyze import read_joint_states
