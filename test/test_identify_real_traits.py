@@ -13,7 +13,8 @@ import pytest
 from rnea_ros.analysis import identify as identify_cli
 from rnea_ros.analysis import signals
 from rnea_ros.analysis.cli import main
-from rnea_ros.analysis.comparison import not_worse, parse_effort_scale, REFUSED
+from rnea_ros.analysis.comparison import (not_worse, parse_effort_scale, REFUSED,
+                                          verdict_lines)
 from rnea_ros.analysis.identification import describes_rest, friction_models, identify
 from rnea_ros.core import friction as fr
 from rnea_ros.core.model import RobotModel
@@ -180,3 +181,13 @@ def test_the_comparison_names_joints_worse_than_the_nominal():
         'c': {'nominal': 1.0, 'identified': 1.0005}}}}
     verdict = not_worse(summary)
     assert list(verdict['worse']) == ['b'] and verdict['worse']['b']['ratio'] == 1.01
+
+
+@pytest.mark.parametrize('data, named', [('recordings left out in turn', 'each left out in turn'),
+                                         ('held-out bins', 'pieces of one motion')])
+def test_the_comparison_says_whether_it_saw_other_recordings_or_stretches_of_one(data, named):
+    """Stretches of one recording are not another motion: the verdict names its data."""
+    held = {'data': data, 'nominal': {'a': 1.0}, 'identified': {'a': 0.5}}
+    verdict = not_worse({'residual_rms': {}, 'held_out': held})
+    assert named in verdict['data'] and not verdict['worse']
+    assert named in verdict_lines(verdict, False)[0]

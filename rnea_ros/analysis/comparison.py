@@ -5,9 +5,11 @@
 validation (:mod:`rnea_ros.analysis.cutoff`, step 4):
 
 - with ``--validate BAG``: the final model on that recording;
-- otherwise: the chosen model fitted on the training bins, on the held-out bins (every fifth
-  stretch of the training recordings), at the prior weight the ladder kept
-  (:func:`rnea_ros.analysis.identification._prior_by_holdout`).
+- otherwise, at the prior weight the ladder kept
+  (:func:`rnea_ros.analysis.identification._prior_by_holdout`): with 2 to 8 training
+  recordings, each one predicted by the chosen model fitted on the others; with one, its
+  held-out bins (every fifth stretch) predicted by a fit of the rest.  Stretches of one
+  recording are pieces of one motion, and the verdict says so.
 
 A joint whose RMS error is above the nominal's by more than ``NOT_WORSE`` is *worse*; then
 identify names the joints and by how much, writes nothing and exits with :data:`REFUSED`,
@@ -116,7 +118,11 @@ def not_worse(summary):
         rows = {n: (r['nominal'], r['identified']) for n, r in table.items()}
     else:
         held = summary.get('held_out') or {}
-        source = 'held-out stretches of the training recordings (model fitted on the others)'
+        if str(held.get('data', '')).startswith('recordings'):
+            source = 'the training recordings, each left out in turn (model fitted on the others)'
+        else:
+            source = ('held-out stretches of the training recording (model fitted on the rest; '
+                      'pieces of one motion: a second recording or --validate checks another)')
         rows = {n: (v, held['identified'][n]) for n, v in held.get('nominal', {}).items()}
     worse = {n: {'nominal': a, 'identified': b, 'ratio': b / a if a > 0 else float('inf')}
              for n, (a, b) in rows.items() if b > a * (1.0 + NOT_WORSE) + 1e-12}
