@@ -65,12 +65,13 @@ def identify_lines(fold):
     summary = fold.identified.summary
     model = (summary.get('friction_model') or {}).get('name', '?')
     lines = [f'  identify: friction model {model}']
-    shown = {}
-    for bag, cutoffs in fold.identified.cutoffs().items():
-        values = cutoffs.values() if isinstance(cutoffs, dict) else [cutoffs]
-        shown.setdefault(' '.join(f'{v:.3g}' for v in values), []).append(bag)
-    for values, bags in shown.items():
-        lines.append(f"  identify: cutoff_hz {values} ({', '.join(bags)})")
+    for validation, what in ((False, 'fit'), (True, 'validation')):
+        shown = {}
+        for bag, cutoffs in fold.identified.cutoffs(validation).items():
+            values = cutoffs.values() if isinstance(cutoffs, dict) else [cutoffs]
+            shown.setdefault(' '.join(f'{v:.3g}' for v in values), []).append(bag)
+        for values, bags in shown.items():
+            lines.append(f"  identify: {what} cutoff_hz {values} ({', '.join(bags)})")
     said = [f'WARNING: {w}' for w in summary.get('warnings') or []]
     said += [line for line in fold.identified.stderr.splitlines() if line]
     return lines + [f'  identify: {line[:150]}' + (' ...' if len(line) > 150 else '')

@@ -229,12 +229,18 @@ class Identified:
         self.urdf, self.params, self.summary = urdf, params, summary
         self.seconds, self.code, self.stderr, self.command = seconds, code, stderr, command
 
-    def cutoffs(self):
-        """Return identify's velocity cutoffs per training bag (Hz), where its JSON has them."""
-        out = {}
-        for bag, report in (self.summary.get('signals') or {}).items():
-            if isinstance(report, dict) and 'cutoff_hz' in report:
-                out[os.path.basename(bag)] = report['cutoff_hz']
+    def cutoffs(self, validation=False):
+        """Return identify's velocity cutoffs per training bag (Hz), where its JSON has them.
+
+        The fit's (``signals[bag]``), or with ``validation`` those of the validation stream
+        (``signals['validation filter ' + bag]``), conditioned apart from the fit.
+        """
+        out, prefix = {}, 'validation filter '
+        for key, report in (self.summary.get('signals') or {}).items():
+            if (key.startswith(prefix) == validation and isinstance(report, dict)
+                    and 'cutoff_hz' in report):
+                out[os.path.basename(key[len(prefix):] if validation else key)] = \
+                    report['cutoff_hz']
         return out
 
 

@@ -102,6 +102,19 @@ def test_identify_ran_with_defaults_and_wrote_a_node_model(fold_results):
     assert np.all(np.isfinite(fold.rms['identified']))
 
 
+@needs_data
+def test_the_cutoffs_shown_are_the_fits_and_the_validations_apart(fold_results):
+    """The fit's cutoff per training bag is the one chosen; the validation stream's is its own."""
+    fold = fold_results(rr.FOLDS[0])
+    choice = fold.identified.summary['signals']['filter_choice']
+    bags = {f'{fold.robot}_{run}' for run in fold.train}
+    for validation, key in ((False, 'chosen_hz'), (True, 'validation_hz')):
+        cutoffs = fold.identified.cutoffs(validation)
+        assert set(cutoffs) == bags
+        for per_joint in cutoffs.values():
+            assert set(per_joint.values()) == {choice[key]}
+
+
 # -- the harness itself -------------------------------------------------------------------------
 
 def test_an_absent_folder_is_reported_by_name(monkeypatch, tmp_path):
