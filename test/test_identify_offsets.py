@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from rnea_ros.analysis.accumulator import Accumulator
 from rnea_ros.analysis.cli import main
-from rnea_ros.analysis.identification import identify, predict
+from rnea_ros.analysis.identification import identify, identify_accumulated, predict
 from rnea_ros.analysis.recordings import write_joint_states
 from rnea_ros.core import friction as fr
 from rnea_ros.core.dynamics import inverse_dynamics_batch
@@ -56,7 +56,7 @@ def test_each_recording_gets_its_offset_and_the_median_is_deployed(panda):
         for sums in (per_recording, pooled):
             sums.add(Q, QD, QDD, E)
     assert per_recording.recordings() == 3 and pooled.recordings() == 1
-    result, single = per_recording.identify(), pooled.identify()
+    result, single = identify_accumulated(per_recording), identify_accumulated(pooled)
     for j, name in enumerate(ARM):
         report = result.recording_offsets[name]
         np.testing.assert_allclose(report['recordings'], offsets[:, j], atol=0.05)
@@ -88,7 +88,7 @@ def test_where_coulomb_terms_take_up_the_offset_each_recordings_is_still_reporte
         E[:, :7] += offsets[r]
         sums.begin_recording()
         sums.add(Q, QD, QDD, E)
-    result = sums.identify()
+    result = identify_accumulated(sums)
     how = [result.recording_offsets[name]['deployed_as'] for name in ARM]
     assert 'fit' in how, how                  # (which joints: the base set's numerical rank)
     for j, name in enumerate(ARM):
@@ -154,7 +154,7 @@ def test_parallel_filtering_gives_the_unfiltered_fit_on_noise_free_data(panda):
     assert abs(fit_rows - raw_rows / step) <= 1
     first = filtered.bins[3][0]
     assert not np.allclose(first[0][0] / max(first[3][0], 1), first[0][2] / first[3][2])
-    a, b = plain.identify(), filtered.identify()
+    a, b = identify_accumulated(plain), identify_accumulated(filtered)
     np.testing.assert_allclose(b.friction_table[:7], a.friction_table[:7], atol=2e-3)
     np.testing.assert_allclose(a.friction_table[:7], truth.friction_table[:7], atol=2e-3)
     pa, pb = predict(panda, a, Q, QD, QDD), predict(panda, b, Q, QD, QDD)

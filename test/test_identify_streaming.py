@@ -9,7 +9,7 @@ import pytest
 from rnea_ros.analysis import signals
 from rnea_ros.analysis.blas import single_threaded
 from rnea_ros.analysis.excitation import FourierTrajectory
-from rnea_ros.analysis.identification import Accumulator, identify, predict
+from rnea_ros.analysis.identification import Accumulator, identify, identify_accumulated, predict
 from rnea_ros.analysis.identify import Excerpt, residual_rms, summarise
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.regressor import inertial_parameters, joint_parameters
@@ -43,7 +43,7 @@ def test_streamed_blocks_give_the_in_memory_identification(panda_data):
     whole = identify(nominal, *data)
     sums = streamed(nominal, data, 997)
     assert sums.samples == data[0].shape[0] and 20 <= len(sums.bins) <= 40
-    part = sums.identify()
+    part = identify_accumulated(sums)
     assert part.friction_model == whole.friction_model
     assert [r['chosen'] for r in part.selection] == [r['chosen'] for r in whole.selection]
     # Per-recording offsets are profiled out of the sums (a Schur complement that cancels

@@ -105,15 +105,17 @@ class Accumulator:
 
     Memory: at most ``2 bins x 2 x sum_j (10 n_j + F)^2`` numbers (n_j bodies carried by joint
     j), 33 MB for the 9-joint panda with every candidate (F = 24), whatever the length.  After
-    the pass, :meth:`identify` finds the moving joints and base parameters and maps the sums
-    onto the union of the candidates' base columns (base columns are standard columns: a
-    selection); the in-memory :func:`identify` is one ``add`` of all samples followed by the
-    same :meth:`identify`.
+    the pass, the fitting stage
+    (:func:`rnea_ros.analysis.identification.identify_accumulated`) finds the moving joints and
+    base parameters and maps the sums onto the union of the candidates' base columns (base
+    columns are standard columns: a selection); the in-memory
+    :func:`rnea_ros.analysis.identification.identify` is one ``add`` of all samples followed by
+    the same fit.  The sums know nothing of the fit: accumulating is the stage below it.
     """
 
     def __init__(self, model, friction='auto', band=STICK_BAND, bins=20, chunk=1000,
                  parallel=None):
-        """Prepare empty sums (``friction`` as :func:`identify`).
+        """Prepare empty sums (``friction`` as :func:`rnea_ros.analysis.identification.identify`).
 
         ``parallel`` (Hz): parallel filtering (Gautier 1997; Khalil and Dombre ch. 12): every
         column of the fit's equations (inertial columns and friction features, computed from
@@ -456,14 +458,3 @@ class Accumulator:
             v = self.vector(j, x[:rigid], self.nominal, jp[j])
             out.append(float(v @ c / max(math.sqrt(max(yy * (v @ A @ v), 0.0)), 1e-300)))
         return np.array(out)
-
-    def identify(self, prior=1.0, seed=0, check=None, folds=None):
-        """Return the :class:`Identification` of the accumulated samples (see :func:`identify`).
-
-        ``check``: an Accumulator of the same samples conditioned for validation (the same
-        bins): the prior weight is then raised along PRIOR_LADDER until the fit of the training
-        bins predicts no moving joint's held-out equations of ``check`` worse than the nominal
-        model (:func:`_prior_by_holdout`).
-        """
-        from rnea_ros.analysis.identification import _identify
-        return _identify(self, prior, seed, check, folds)

@@ -187,7 +187,7 @@ def identify(model, Q, QD, QDD, E, band=STICK_BAND, prior=1.0, seed=0, friction=
     with single_threaded():
         sums = Accumulator(model, friction, band)
         sums.add(Q, QD, QDD, E)
-        return sums.identify(prior, seed)
+        return identify_accumulated(sums, prior, seed)
 
 
 def holdout_rms(sums, prior=1.0, seed=0, raw_fit=False):
@@ -334,8 +334,15 @@ def _joint_groups(fit, model, moving):
     return out
 
 
-def _identify(sums, prior, seed, check=None, folds=None):
-    """Return the :class:`Identification` of an :class:`Accumulator` (module doc, steps 1-5)."""
+def identify_accumulated(sums, prior=1.0, seed=0, check=None, folds=None):
+    """Return the :class:`Identification` of an :class:`Accumulator` (module doc, steps 1-5).
+
+    ``check``: an Accumulator of the same samples conditioned for validation (the same bins):
+    the prior weight is then raised along PRIOR_LADDER until the fit of the training bins
+    predicts no moving joint's held-out equations of ``check`` worse than the nominal model
+    (:func:`_prior_by_holdout`).  ``folds``: per training recording, its (fit sums, check
+    sums): each recording is then predicted by the fit of the others instead.
+    """
     model, band = sums.model, sums.band
     if sums.samples < 50:
         raise ValueError(f'{sums.samples} samples: identification needs at least 50')

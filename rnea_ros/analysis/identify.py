@@ -58,7 +58,7 @@ from rnea_ros.analysis.conditioning import (  # noqa: F401 - the stages, importa
     Excerpt, filter_choice, load_recordings, load_samples, parse_fixed, Progress,
     read_recordings, Samples)
 from rnea_ros.analysis.friction_models import FAMILIES
-from rnea_ros.analysis.identification import Accumulator
+from rnea_ros.analysis.identification import Accumulator, identify_accumulated
 from rnea_ros.analysis.output import identified_urdf, node_parameters, write_atomic
 from rnea_ros.analysis.report import plot, residual_rms, summarise, text_report  # noqa: F401
 from rnea_ros.core.model import RobotModel
@@ -108,7 +108,7 @@ def _run_identify(args):
                              sinks=[train.add] + ([shown.add] if shown else []),
                              check=(f_v, [check.add]),
                              bag_sinks=folds and [([f.add], [k.add]) for f, k in folds])
-    result = train.identify(prior=args.prior, check=check, folds=folds)
+    result = identify_accumulated(train, prior=args.prior, check=check, folds=folds)
     validation, checked, shown_check = None, None, None
     if args.validate:
         validation = Accumulator(model, [result.friction_model], args.band)
