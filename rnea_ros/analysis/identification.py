@@ -86,13 +86,9 @@ from rnea_ros.core.regressor import inertial_parameters, joint_parameters, NPARA
 
 
 POOR_CONDITION = 1000.0      # warn above this condition number of the base regressor
-
 WEAK = 0.5                   # a base parameter the data decides less than this share of is weak
-
 PARSIMONY = 0.02             # a richer friction model must predict 2 % better to be chosen
-
 PRIOR_LADDER = (1.0, 10.0, 100.0, 1e3, 1e4, 1e5)   # prior weights tried against the nominal
-
 NOT_WORSE = 1e-3             # held-out RMS above the nominal's by more than this share: worse
 
 
@@ -337,11 +333,8 @@ def _joint_groups(fit, model, moving):
 def identify_accumulated(sums, prior=1.0, seed=0, check=None, folds=None):
     """Return the :class:`Identification` of an :class:`Accumulator` (module doc, steps 1-5).
 
-    ``check``: an Accumulator of the same samples conditioned for validation (the same bins):
-    the prior weight is then raised along PRIOR_LADDER until the fit of the training bins
-    predicts no moving joint's held-out equations of ``check`` worse than the nominal model
-    (:func:`_prior_by_holdout`).  ``folds``: per training recording, its (fit sums, check
-    sums): each recording is then predicted by the fit of the others instead.
+    ``check`` (the same samples conditioned for validation) and ``folds`` (per training
+    recording, its fit and check sums) choose the prior weight: :func:`_prior_by_holdout`.
     """
     model, band = sums.model, sums.band
     if sums.samples < 50:
