@@ -348,11 +348,7 @@ def plot(result, out_dir):
 
 def add_arguments(parser):
     """Add the ``analyze`` options to an argparse (sub)parser."""
-    parser.add_argument('bag', type=arg.RECORDING,
-                        help='rosbag2 folder (mcap or sqlite3) or storage file')
-    parser.add_argument('--urdf', required=True, type=arg.URDF, help='URDF file')
-    parser.add_argument('--topic', default='/joint_states', type=arg.TOPIC,
-                        help='JointState topic')
+    arg.add_recording(parser)
     parser.add_argument('--out', type=arg.OUTPUT_FOLDER,
                         help='folder for PNG plots (default: no plots)')
     parser.add_argument('--payload-link', type=arg.NAME, help='link for the payload estimate '

@@ -320,6 +320,15 @@ CHECKED_TYPES = (Number, InputFile, Recording, OutputFile, OutputFolder, Name, T
                  StateValues, Scale)
 
 
+def add_recording(parser):
+    """Add what every command reading one recording takes: the bag, ``--urdf``, ``--topic``."""
+    parser.add_argument('bag', type=RECORDING,
+                        help='rosbag2 folder (mcap or sqlite3) or storage file')
+    parser.add_argument('--urdf', required=True, type=URDF, help='URDF file')
+    parser.add_argument('--topic', default='/joint_states', type=TOPIC,
+                        help='JointState topic')
+
+
 def is_checked(value_type):
     """Return whether an argparse ``type`` is one of this module's checked types."""
     return isinstance(value_type, CHECKED_TYPES)

@@ -292,11 +292,7 @@ def plot(result, out_dir):
 
 def add_arguments(parser):
     """Add the ``observe`` options to an argparse (sub)parser."""
-    parser.add_argument('bag', type=arg.RECORDING,
-                        help='rosbag2 folder (mcap or sqlite3) or storage file')
-    parser.add_argument('--urdf', required=True, type=arg.URDF, help='URDF file')
-    parser.add_argument('--topic', default='/joint_states', type=arg.TOPIC,
-                        help='JointState topic')
+    arg.add_recording(parser)
     parser.add_argument('--params', type=arg.YAML_FILE, help="the node's parameter YAML "
                         '(friction, armature, observer settings)')
     parser.add_argument('--gains', nargs='+', type=arg.GAIN, help='K in 1/s, in (0, 1e6]: 1 '

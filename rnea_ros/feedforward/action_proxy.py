@@ -99,7 +99,7 @@ def main(args=None, stop=None):
     import signal
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
-    from rnea_ros.node.rnea_node import spin_until_signal
+    from rnea_ros.node.rnea_node import serve
     stop = [] if stop is None else stop
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.append(True))
@@ -112,13 +112,7 @@ def main(args=None, stop=None):
         rclpy.try_shutdown()
         return 1
     executor = SingleThreadedExecutor()     # async execute callbacks await the controller
-    try:
-        spin_until_signal(node, executor, lambda: bool(stop))
-    finally:
-        executor.shutdown(timeout_sec=1.0)
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return serve(node, executor, stop)
 
 
 if __name__ == '__main__':

@@ -253,7 +253,7 @@ class TrajectoryFeedforwardNode(Node):
 
 def main(args=None, stop=None):
     """Run the node until Ctrl-C / SIGTERM; return the exit code."""
-    from rnea_ros.node.rnea_node import make_executor, spin_until_signal
+    from rnea_ros.node.rnea_node import make_executor, serve
     stop = [] if stop is None else stop
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.append(True))
@@ -267,13 +267,7 @@ def main(args=None, stop=None):
         rclpy.try_shutdown()
         return 2
     executor = make_executor('events')
-    try:
-        spin_until_signal(node, executor, lambda: bool(stop))
-    finally:
-        executor.shutdown(timeout_sec=1.0)
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return serve(node, executor, stop)
 
 
 if __name__ == '__main__':

@@ -516,6 +516,23 @@ def spin_until_signal(node, executor, should_stop, period=0.1):
         executor.spin_once(timeout_sec=period)
 
 
+def serve(node, executor, stop, before_shutdown=None):
+    """Spin ``node`` until ``stop`` (the signal handlers' list) fills; then shut down; return 0.
+
+    ``before_shutdown()`` runs first (e.g. a last safe command); then the executor, the node and
+    rclpy are shut down, whatever ended the spin.
+    """
+    try:
+        spin_until_signal(node, executor, lambda: bool(stop))
+    finally:
+        if before_shutdown is not None:
+            before_shutdown()
+        executor.shutdown(timeout_sec=1.0)
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
 def main(args=None, node_class=None, stop=None):
     """Run the node until Ctrl-C / SIGTERM; return the exit code.
 
@@ -546,14 +563,7 @@ def main(args=None, node_class=None, stop=None):
     # While the background loader builds a model the executor thread waits for the GIL; with
     # the default 5 ms switch interval a 1 kHz stream queues up and its oldest states are lost.
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
-    try:
-        spin_until_signal(node, executor, lambda: bool(stop))
-    finally:
-        node.shutdown_outputs()
-        executor.shutdown(timeout_sec=1.0)
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return serve(node, executor, stop, node.shutdown_outputs)
 
 
 if __name__ == '__main__':
