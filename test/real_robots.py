@@ -166,15 +166,16 @@ def _writer():
     return write_joint_states
 
 
-def write_bag(robot, run, path):
+def write_bag(robot, run, path, effort_factor=1.0):
     """Write run ``run`` of ``robot`` as a rosbag2 at ``path`` (nothing cleaned); return path.
 
     Header stamps are the stored time column, positions and velocities as stored, efforts in
-    the URDF's sign (see the module docstring).
+    the URDF's sign (see the module docstring) times ``effort_factor`` (-1: the stored Kinova
+    sign; 1 / K: motor currents of torque constant K).
     """
     d = load(robot, run)
     _writer()(path, d['t_source'], [str(n) for n in d['joint_names']], d['q'], d['qd'],
-              d['tau'])
+              d['tau'] * effort_factor)
     return path
 
 

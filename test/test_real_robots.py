@@ -115,6 +115,33 @@ def test_the_cutoffs_shown_are_the_fits_and_the_validations_apart(fold_results):
             assert set(per_joint.values()) == {choice[key]}
 
 
+@needs_data
+@pytest.mark.parametrize('robot, run', [('kinova_gen3', 5), ('kuka_lwr4', 3)])
+@pytest.mark.parametrize('factor, named', [(-1.0, '--effort-scale -1'),
+                                           (0.125, 'another unit')])
+def test_a_real_recordings_sign_or_units_are_named_and_the_option_named_undoes_them(
+        tmp_path, robot, run, factor, named):
+    """Efforts in the stored Kinova sign (-1) or as currents (1/8) are named.
+
+    ``--effort-scale 1/factor`` then gives the model of the efforts in N m exactly (the factors
+    are exact in binary).
+    """
+    def identify(bag, *options):
+        work = tmp_path / f'out{len(list(tmp_path.iterdir()))}'
+        work.mkdir()
+        return rr.identify(robot, [bag], str(work), options)
+    plain = identify(rr.write_bag(robot, run, str(tmp_path / 'nm')))
+    odd_bag = rr.write_bag(robot, run, str(tmp_path / 'odd'), effort_factor=factor)
+    odd = identify(odd_bag)
+    said = ' '.join(odd.summary['warnings'] + odd.stderr.splitlines())
+    assert named in said and '--effort-scale' in said, said
+    undone = identify(odd_bag, '--effort-scale', f'{1.0 / factor:g}')
+    assert set(undone.summary['effort_scale'].values()) == {1.0 / factor}
+    assert named not in ' '.join(undone.summary['warnings'])
+    assert undone.params == plain.params
+    assert undone.urdf == plain.urdf
+
+
 # -- the harness itself -------------------------------------------------------------------------
 
 def test_an_absent_folder_is_reported_by_name(monkeypatch, tmp_path):
