@@ -179,6 +179,30 @@ def write_bag(robot, run, path, effort_factor=1.0):
     return path
 
 
+def write_logger_bag(robot, run, path, repeats=0.0, jitter=0.0, seed=0):
+    """Write run ``run`` as a faultier logger would have; return (path, rows repeated).
+
+    ``repeats``: that share of the rows is followed by a copy of itself stamped half-way to the
+    next row (a driver publishing its last state again, as arm A of issue 28 does for 6 % of
+    its rows).  ``jitter``: every stamp moved by up to that many median intervals either way
+    (uniform, kept non-decreasing): stamps taken on arrival, not at sampling.
+    """
+    d = load(robot, run)
+    rng = np.random.default_rng(seed)
+    t = np.asarray(d['t_source'], dtype=float)
+    n = t.size
+    if jitter:
+        t = np.maximum.accumulate(t + rng.uniform(-jitter, jitter, n) * np.median(np.diff(t)))
+    again = np.sort(rng.choice(n - 1, int(repeats * n), replace=False))
+    rows = np.sort(np.concatenate([np.arange(n), again]))
+    stamps = t[rows]
+    copy = np.r_[False, np.diff(rows) == 0]
+    stamps[copy] = 0.5 * (t[rows[copy]] + t[rows[copy] + 1])
+    _writer()(path, stamps, [str(n) for n in d['joint_names']], d['q'][rows], d['qd'][rows],
+              d['tau'][rows])
+    return path, int(again.size)
+
+
 class Bags:
     """Bags of every run written once into a temporary folder (``with Bags() as bags``)."""
 
