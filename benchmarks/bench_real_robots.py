@@ -22,6 +22,7 @@ harness: its package is imported instead of this repository's.
 
 Usage: python benchmarks/bench_real_robots.py [--robots kuka_lwr4 kinova_gen3]
        [--folds kinova_gen3:1+2+3+4-to-5 ...] [--tree DIR] [--identify-options WORDS]
+       [--logger-faults] [--plot PNG]
 """
 
 import argparse
@@ -96,6 +97,22 @@ def reach_lines(fold):
     return lines
 
 
+def fault_lines(fold, work, options):
+    """Return what a faultier logger changes: identify on the training runs rewritten.
+
+    Per :data:`real_robots.LOGGER_FAULTS`: the repeated rows written and found, and per joint
+    the identified model's held-out RMS over the one of the stored bags (``fold``'s).
+    """
+    lines = []
+    for label, fault in rr.LOGGER_FAULTS:
+        inserted, found, rms = rr.faulty_fold(fold.robot, fold.train, fold.predict, work,
+                                              options, **fault)
+        ratio = ' '.join(f'{r:.3f}' for r in rms / fold.rms['identified'])
+        lines.append(f'  logger faults, {label}: repeated rows found {found} of {inserted}; '
+                     f"held-out RMS / the stored bags' per joint {ratio}")
+    return lines
+
+
 def plot(results, path):
     """Draw each fold's per-joint RMS error of the three models (before / after / authors)."""
     import matplotlib
@@ -139,6 +156,10 @@ def main(argv=None):
     parser.add_argument('--identify-options', metavar='WORDS', default='',
                         help="further identify options for an experiment, e.g. '--friction "
                              "coulomb' (default none: the targets are for the defaults)")
+    parser.add_argument('--logger-faults', action='store_true',
+                        help='also identify on the training runs as a faultier logger wrote '
+                             'them (repeated rows, stamp jitter) and print the held-out RMS '
+                             "over the stored bags' per joint")
     parser.add_argument('--plot', metavar='PNG',
                         help="also draw every fold's per-joint RMS of the three models")
     args = parser.parse_args(argv)
@@ -168,8 +189,9 @@ def main(argv=None):
             result = rr.run_fold(*fold, bags, work, options)
             results.append(result)
             print()
-            print('\n'.join(result.table() + identify_lines(result) + reach_lines(result)),
-                  flush=True)
+            faults = fault_lines(result, work, options) if args.logger_faults else []
+            lines = result.table() + identify_lines(result) + reach_lines(result) + faults
+            print('\n'.join(lines), flush=True)
     total = time.perf_counter() - start
     print()
     for robot in rr.ROBOTS:

@@ -504,6 +504,25 @@ def run_fold(robot, train, predict, bags, work_dir, options=()):
     return Fold(robot, train, predict, names, rms, ident, Q.shape[0], mean, train_mean)
 
 
+LOGGER_FAULTS = (('6 % repeated rows', {'repeats': 0.06}),
+                 ('and stamps jittered by up to 0.4 intervals', {'repeats': 0.06, 'jitter': 0.4}))
+
+
+def faulty_fold(robot, train, predict, work_dir, options=(), **fault):
+    """Identify on the training runs as a faultier logger wrote them (:func:`write_logger_bag`).
+
+    Return (rows repeated, repeated rows identify found, per-joint RMS of the model on run
+    ``predict``), evaluated as :func:`run_fold` does.
+    """
+    work = tempfile.mkdtemp(prefix='faults_', dir=work_dir)
+    written = [write_logger_bag(robot, r, os.path.join(work, f'{robot}_{r}'), seed=r, **fault)
+               for r in train]
+    ident = identify(robot, [bag for bag, _ in written], work, options)
+    found = sum(int(ident.summary['signals'][bag]['repeated_states']) for bag, _ in written)
+    rms = errors(robot, predict, {'m': node_model(ident.urdf, ident.params)})[0]['m']
+    return sum(k for _, k in written), found, rms
+
+
 def pooled(folds):
     """Return {label: per-joint RMS} over the rows of several folds' predictions together."""
     rows = sum(f.samples for f in folds)

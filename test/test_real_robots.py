@@ -151,19 +151,13 @@ def test_a_loggers_repeated_rows_are_dropped_and_its_stamp_jitter_barely_moves_t
     With the stamps jittered too (by up to 0.4 intervals): the held-out error at most 5 % above
     the clean bag's on any joint (measured: 0.88 to 1.01 times it).
     """
-    def run(name, **fault):
-        work = tmp_path / name
-        work.mkdir()
-        bag, repeated = rr.write_logger_bag(robot, train, str(work / 'bag'), **fault)
-        ident = rr.identify(robot, [bag], str(work))
-        report = ident.summary['signals'][bag]
-        return ident, repeated, report['repeated_states'], rr.errors(
-            robot, predict, {'m': rr.node_model(ident.urdf, ident.params)})[0]['m']
-    _, _, _, rms = run('clean')
-    _, inserted, found, repeated = run('repeats', repeats=0.06)
+    _, _, rms = rr.faulty_fold(robot, [train], predict, str(tmp_path))
+    (_, repeats), (_, jitter) = rr.LOGGER_FAULTS
+    inserted, found, repeated = rr.faulty_fold(robot, [train], predict, str(tmp_path),
+                                               **repeats)
     assert found == inserted > 0
     np.testing.assert_allclose(repeated, rms, rtol=1e-4)
-    _, inserted, found, jittered = run('jitter', repeats=0.06, jitter=0.4)
+    inserted, found, jittered = rr.faulty_fold(robot, [train], predict, str(tmp_path), **jitter)
     assert found == inserted
     assert np.all(jittered <= 1.05 * rms), jittered / rms
 
