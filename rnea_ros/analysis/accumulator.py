@@ -21,6 +21,9 @@ MIN_RANGE = 0.02             # rad (or m): a joint whose range is smaller is hel
 
 MIN_USABLE = 50              # equations beyond the stick band a moving joint needs
 
+FOLDS = 5                    # every fifth bin held out: bins k with k % FOLDS == a class
+HELD = 2                     # ... the class held out by default (validation, the prior)
+
 PARALLEL_RATE = 5.0          # parallel filtering keeps this many samples per period of its cutoff
 
 
@@ -299,12 +302,12 @@ class Accumulator:
         """Return per joint (A, c, yy, n) summed over every bin (or the held-out ones)."""
         out = []
         for j in range(self.model.njoints):
-            parts = [b[j] for k, b in enumerate(self.bins) if not held_out or k % 5 == 2]
+            parts = [b[j] for k, b in enumerate(self.bins) if not held_out or k % FOLDS == HELD]
             raw = list(self.raw)
             out.append(tuple(sum(p[k][raw].sum(axis=0) for p in parts) for k in range(4)))
         return out
 
-    def system(self, moving, columns, extras=False, raw_fit=False, bins=True):
+    def system(self, moving, columns, extras=False, raw_fit=False, bins=True, held=HELD):
         """Return per part and moving joint (A, c, yy, n) on the union columns of ``columns``.
 
         Parts (the leading axis): 0 and 1 the training bins' equations with ``|qd_j| >= band``
@@ -322,6 +325,8 @@ class Accumulator:
         (A, c, yy, n, S, T, N) of its moving ones (part 2).  ``raw_fit``:
         the training parts are the measured equations too (parallel filtering off).
         ``bins=False``: no per-bin sums (they are large; only the model choice needs them).
+        ``held``: the held-out bins are those with index ``k % FOLDS == held`` (every fifth; the
+        model choice holds out each of the FOLDS classes in turn).
         """
         nm, size, F = len(moving), columns.size, columns.F
         r = columns.rigid.size
@@ -334,7 +339,7 @@ class Accumulator:
         raw = self.raw
         fit = raw if raw_fit else (0, 1)
         for k, bin_ in enumerate(self.bins):
-            if k % 5 == 2 and extras and bins:
+            if k % FOLDS == held and extras and bins:
                 held_bins.append((np.zeros((nm, size, size)), np.zeros((nm, size)),
                                   np.zeros(nm), np.zeros(nm),
                                   (np.zeros((nm, R, size)), np.zeros((nm, R)),
@@ -351,10 +356,11 @@ class Accumulator:
             ix = np.ix_(union, union)
             lx = np.ix_(local, local)
             for k, bin_ in enumerate(self.bins):
-                held = k % 5 == 2
+                out_of_fit = k % FOLDS == held
                 Ab, cb, yb, nb = bin_[j]
                 for p in (0, 1):
-                    pairs = [(2 + p, raw[p]), (4 + p, fit[p])] if held else [(p, fit[p])]
+                    pairs = ([(2 + p, raw[p]), (4 + p, fit[p])] if out_of_fit
+                             else [(p, fit[p])])
                     for out, q in pairs:
                         A[out, jj][ix] += Ab[q][lx]
                         c[out, jj, union] += cb[q][local]
@@ -365,9 +371,9 @@ class Accumulator:
                             S[out, jj, rec, union] += Sr[q][local]
                             T[out, jj, rec] += Tr[q]
                             M[out, jj, rec] += Mr[q]
-                if held and extras and bins:
+                if out_of_fit and extras and bins:
                     hA, hc, hy, hn, (hS, hT, hM), (mA, mc, my, mn, mS, mT, mM) = \
-                        held_bins[(k - 2) // 5]
+                        held_bins[k // FOLDS]
                     for p in raw:
                         targets = [(hA, hc, hy, hn, hS, hT, hM)]
                         if p == raw[0]:             # the moving equations alone, too

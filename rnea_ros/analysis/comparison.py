@@ -6,7 +6,7 @@ validation (:mod:`rnea_ros.analysis.cutoff`, step 4):
 
 - with ``--validate BAG``: the final model on that recording;
 - otherwise, at the prior weight the ladder kept
-  (:func:`rnea_ros.analysis.identification._prior_by_holdout`): with 2 to 8 training
+  (:func:`rnea_ros.analysis.choice._prior_by_holdout`): with 2 to 8 training
   recordings, each one predicted by the chosen model fitted on the others; with one, its
   held-out bins (every fifth stretch) predicted by a fit of the rest.  Stretches of one
   recording are pieces of one motion, and the verdict says so.
@@ -22,7 +22,7 @@ nominal model's is detected (:func:`opposite_sign`) and named with the option th
 
 import numpy as np
 
-from rnea_ros.analysis.identification import NOT_WORSE
+from rnea_ros.analysis.choice import NOT_WORSE
 
 REFUSED = 3                  # exit status: the identified model is worse than the nominal one
 OPPOSITE = -0.5              # correlation with the nominal efforts below this: sign flipped

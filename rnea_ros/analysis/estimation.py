@@ -321,7 +321,9 @@ def offset_warnings(model, moving, offsets, holdout, deployed, how):
 
 
 def _score(fit, A, c, yy, n, prior, sigma_j, moving, model, ext=None):
-    """Return a candidate's row of :func:`_select`: fitted on training, held-out errors.
+    """Return a candidate's row of the model choice: fitted on training, held-out errors.
+
+    Used by :func:`rnea_ros.analysis.choice._select`.
 
     With ``ext`` (:meth:`Accumulator.system` extras) one effort offset per joint and recording
     is fitted, and each held-out stretch is predicted with its recording's offset; ``bins``:
@@ -351,11 +353,34 @@ def _score(fit, A, c, yy, n, prior, sigma_j, moving, model, ext=None):
             'score': float(np.sum(sse_all / sigma_j ** 2) / max(int(nh.sum()), 1)),
             'score_moving': float(np.sum(sse_moving / sigma_j ** 2) / max(int(nm.sum()), 1)),
             'bins': bins, 'equations': int(nh.sum()), 'bins_moving': bins_moving,
-            'equations_moving': int(nm.sum())}
+            'equations_moving': int(nm.sum()), 'sse': sse_all, 'count': nh}
+
+
+def pooled_rows(rows):
+    """Return one candidate's row of its rows on several held-out classes (K-fold).
+
+    Each class's bins predicted by the fit of the others: errors and counts add up, the per-bin
+    errors join (Hastie, Tibshirani and Friedman, 7.10: every bin held out once, so the
+    standard error of a difference comes from every bin, not one class of them).
+    """
+    out = dict(rows[0])
+    sse, count = sum(r['sse'] for r in rows), sum(r['count'] for r in rows)
+    rms = np.sqrt(sse / np.maximum(count, 1))
+    out['holdout_rms'] = dict(zip(rows[0]['holdout_rms'], map(float, rms)))
+    for part in ('', '_moving'):
+        equations = sum(r['equations' + part] for r in rows)
+        out['score' + part] = float(sum(r['score' + part] * r['equations' + part]
+                                        for r in rows) / max(equations, 1))
+        out['equations' + part] = equations
+        out['bins' + part] = [b for r in rows for b in r['bins' + part]]
+    out['sse'], out['count'] = sse, count
+    return out
 
 
 def _score_folds(fit, folds, prior, sigma_j, moving, model):
-    """Return a candidate's row of :func:`_select` from recordings left out in turn.
+    """Return a candidate's row of the model choice from recordings left out in turn.
+
+    Used by :func:`rnea_ros.analysis.choice._select`.
 
     ``folds``: per training recording ((its fit sums, extras), its measured sums) on the union
     columns (:meth:`Accumulator.system`).  Each recording is predicted by the candidate fitted

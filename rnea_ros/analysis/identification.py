@@ -35,12 +35,15 @@ Gautier and Khalil 1990; Gautier 1997 for the weighting):
    in the columns scaled by the prior scales), so directions the data does not excite keep the
    nominal values instead of making the problem singular.  The held-out blocks give each
    candidate's prediction error, on all held-out equations and on those of moving joints
-   (``|qd_j| >= band``, where every law applies).  A candidate is admissible when it predicts
-   the moving equations within 2 % of the best of them: a law that wins only in the stick band
+   (``|qd_j| >= band``, where every law applies): with several recordings each one left out
+   in turn, with one each fifth of its bins in turn (:mod:`rnea_ros.analysis.choice`).  A
+   candidate is admissible when it predicts the moving equations within 2 % of the best of
+   them: a law that wins only in the stick band
    (where a sticking joint's effort is anything static friction allows, e.g. a simulator's
    friction constraint) does so by trading its offset against Coulomb asymmetry and biasing
-   the rigid body.  The simplest admissible candidate within 2 % of the best admissible error
-   on all held-out equations is chosen and refitted on all samples.  The covariance gives the
+   the rigid body.  The simplest admissible candidate within one standard error (at least
+   2 %) of the best admissible error on all held-out equations is chosen and refitted on all
+   samples.  The covariance gives the
    relative standard deviation ``%sigma`` of each base parameter, and the share of its
    variance the data removed: base parameters the data leaves near the prior are reported as
    weakly excited, by name.
@@ -69,6 +72,9 @@ import numpy as np
 from rnea_ros.analysis import accumulator
 from rnea_ros.analysis.accumulator import (  # noqa: F401 - the stages, importable from here too
     _Columns, Accumulator, MIN_RANGE, MIN_USABLE, moving_joints, structural_columns)
+from rnea_ros.analysis.choice import (  # noqa: F401 - the model choice, importable from here too
+    _joint_groups, _per_joint, _prior_by_holdout, _select, held_out_classes, NOT_WORSE, PARSIMONY,
+    PRIOR_LADDER)
 from rnea_ros.analysis.consistency import (  # noqa: F401
     _prior_scales, consistent_fit, consistent_least_squares, is_physically_consistent, MIN_EXTENT,
     parameters_of_pseudo_inertia, PSEUDO_BASIS, pseudo_inertia, pseudo_inertias,
@@ -76,20 +82,17 @@ from rnea_ros.analysis.consistency import (  # noqa: F401
 from rnea_ros.analysis.estimation import (  # noqa: F401
     _Fit, _noise, _score, _score_folds, _upper_factor, asked_offsets, BASE_TOL, candidate_base,
     center, deployed_offsets, held_out_sse, joint_weights, offset_report, offset_warnings,
-    weighted_least_squares)
+    pooled_rows, weighted_least_squares)
 from rnea_ros.analysis.friction_models import (  # noqa: F401
     ASYMMETRIC, describes_rest, feature_keys, features, friction_models, FrictionModel,
     nominal_friction_model, per_joint_scales, SIGN_BAND, SMOOTH_SCALES, STICK_BAND, STRIBECK,
     STRIBECK_RATIOS, SYMMETRIC, usable_equations)
 from rnea_ros.core import friction as fr
-from rnea_ros.core.regressor import inertial_parameters, joint_parameters, NPARAM, regressor_batch
+from rnea_ros.core.regressor import NPARAM, regressor_batch
 
 
 POOR_CONDITION = 1000.0      # warn above this condition number of the base regressor
 WEAK = 0.5                   # a base parameter the data decides less than this share of is weak
-PARSIMONY = 0.02             # a richer friction model must predict 2 % better to be chosen
-PRIOR_LADDER = (1.0, 10.0, 100.0, 1e3, 1e4, 1e5)   # prior weights tried against the nominal
-NOT_WORSE = 1e-3             # held-out RMS above the nominal's by more than this share: worse
 
 
 @dataclass
@@ -207,134 +210,12 @@ def holdout_rms(sums, prior=1.0, seed=0, raw_fit=False):
     return moving, np.array(list(row['holdout_rms'].values()))
 
 
-def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, folds=None,
-                      moments=None, raw_fit=False):
-    """Return (prior weight, per-joint weights, report): the weakest pull not worse than nominal.
-
-    Held-out data: with ``folds`` (per training recording, its (fit sums, check sums)), each
-    recording in turn predicted by the chosen model fitted on the others (a recording the fit
-    did not see: offsets that change from run to run show there); otherwise the held-out bins of
-    ``check`` predicted by the fit of the training bins of ``sums``.  ``check`` holds the same
-    samples conditioned for validation (:mod:`rnea_ros.analysis.cutoff`, step 4).  The nominal
-    model (URDF with its friction) predicts the same equations.
-
-    A joint whose held-out error is above the nominal's by more than NOT_WORSE gets its own
-    joint terms (friction, offset, rotor inertia: they act in its equation only) pulled ten
-    times harder toward their nominal values, up to 1e5; if that does not suffice, the whole
-    prior steps up PRIOR_LADDER.  The first setting with no joint worse is kept (the pull the
-    held-out data asks for); if none, the one whose worst ratio is lowest (identify then
-    refuses to write).
-    """
-    model = sums.model
-    x_nom = np.concatenate([inertial_parameters(model), joint_parameters(model)])
-    names = [model.joint_names[j] for j in moving]
-    used = fit.parts(False)
-    every = used + tuple(k + 4 for k in used)
-    if folds:
-        systems = []
-        for f, k in folds:
-            (Af, cf, yf, nf), ext = f.system(moving, columns, extras=True, raw_fit=raw_fit,
-                                             bins=False)
-            mom = fit.moments(ext['moments'], every)
-            systems.append((fit.system(Af, cf, yf, nf, every, ext['moments']), mom,
-                            fit.system(*k.system(moving, columns), (0, 1, 2, 3)), k))
-        total = [sum(s[0][i] for s in systems) for i in range(4)]
-        tests = [(tuple(t - s[0][i] for i, t in enumerate(total)),
-                  [o[1] for o in systems if o is not s], s[2], None) for s in systems]
-        nominal_sse = sum(k.residual_rms(x_nom, moving) ** 2 * _counts(k, moving)
-                          for _, _, _, k in systems)
-        nominal_n = sum(_counts(k, moving) for _, _, _, k in systems)
-    else:
-        train = fit.system(A, c, yy, n, used, moments)
-        (Ak, ck, yk, nk), ext = check.system(moving, columns, extras=True, bins=False)
-        tests = [(train, [fit.moments(moments, used)], fit.system(Ak, ck, yk, nk, (2, 3)),
-                  fit.moments(ext['moments'], (2, 3)))]
-        nominal_n = _counts(check, moving, True)
-        nominal_sse = check.residual_rms(x_nom, moving, held_out=True) ** 2 * nominal_n
-    nominal = np.sqrt(nominal_sse / np.maximum(nominal_n, 1))
-    sigma_j = joint_weights(*tests[0][0])
-    groups = _joint_groups(fit, model, moving)
-
-    def held_out(weight, mult):
-        scale = fit.scale / np.sqrt(mult[groups])
-        sse, cnt = np.zeros(len(moving)), np.zeros(len(moving))
-        for (Af, cf, yf, nf), train_moments, held, held_moments in tests:
-            beta = weighted_least_squares(Af, cf, yf, nf, sigma_j, fit.beta_nom, scale,
-                                          weight)[0]
-            offsets = np.concatenate([fit.offsets(beta, *m) for m in train_moments], axis=1)
-            if held_moments is None:      # another recording: the deployed (median) offset
-                beta, offsets = fit.deploy(beta, offsets), None
-            e, m = held_out_sse(fit, beta, held, held_moments, offsets)
-            sse += e
-            cnt += m
-        return np.sqrt(sse / np.maximum(cnt, 1))
-
-    rows, pick = [], None
-    ones = np.ones(len(moving) + 1)
-    scores = [float(np.sum((held_out(prior * k, ones) / sigma_j) ** 2)) for k in PRIOR_LADDER]
-    start = int(np.argmin(scores))             # the pull that predicts held-out data best
-    for k in PRIOR_LADDER[start:]:
-        mult = np.ones(len(moving) + 1)          # the last: parameters of no single joint
-        for _ in range(6):
-            rms = held_out(prior * k, mult)
-            worse = rms > nominal * (1.0 + NOT_WORSE) + 1e-12
-            rows.append({'prior': prior * k, 'joint_prior': dict(zip(names, mult[:-1].tolist())),
-                         'identified': dict(zip(names, map(float, rms))),
-                         'worst_ratio': float(np.max(rms / np.maximum(nominal, 1e-12)))})
-            if not worse.any() or np.all(mult[:-1][worse] >= 1e5):
-                break
-            mult[:-1][worse] *= 10.0
-        if not worse.any():
-            pick = len(rows) - 1
-            break
-    if pick is None:
-        pick = int(np.argmin([r['worst_ratio'] for r in rows]))
-    row = rows[pick]
-    report = {'data': 'recordings left out in turn' if folds else 'held-out bins',
-              'prior_scores': dict(zip(map(str, PRIOR_LADDER), scores)),
-              'offsets': 'one per joint and training recording; a recording predicted with '
-                         + ("the median of the others'" if folds else 'its own'),
-              'nominal': dict(zip(names, map(float, nominal))), 'ladder': rows,
-              'prior': row['prior'], 'joint_prior': row['joint_prior'],
-              'identified': row['identified'],
-              'not_worse': all(row['identified'][m] <= v * (1.0 + NOT_WORSE) + 1e-12
-                               for m, v in zip(names, nominal))}
-    mult = np.ones(model.njoints)
-    for j, m in zip(moving, row['joint_prior'].values()):
-        mult[j] = m
-    return row['prior'], mult, report
-
-
-def _counts(sums, moving, held_out=False):
-    """Return per moving joint the number of equations of an Accumulator."""
-    totals = sums.totals(held_out)
-    return np.array([totals[j][3] for j in moving], dtype=float)
-
-
-def _joint_groups(fit, model, moving):
-    """Return per base parameter the index of the moving joint whose terms alone it holds.
-
-    A friction-only base parameter of joint j (its Fv, Fs, offset; Ia when alone) gets j's
-    index in ``moving``; any other (rigid body, or regrouped) gets len(moving).
-    """
-    rigid = NPARAM * model.nbodies
-    P = len(fit.fm.groups) + 1
-    where = {int(j): k for k, j in enumerate(moving)}
-    out = np.full(len(fit.base.base), len(moving))
-    for k, row in enumerate(fit.base.K):
-        cols = np.flatnonzero(row)
-        if cols.size and np.all(cols >= rigid):
-            joints = {(int(col) - rigid) // P for col in cols}
-            if len(joints) == 1 and next(iter(joints)) in where:
-                out[k] = where[next(iter(joints))]
-    return out
-
-
 def identify_accumulated(sums, prior=1.0, seed=0, check=None, folds=None):
     """Return the :class:`Identification` of an :class:`Accumulator` (module doc, steps 1-5).
 
     ``check`` (the same samples conditioned for validation) and ``folds`` (per training
-    recording, its fit and check sums) choose the prior weight: :func:`_prior_by_holdout`.
+    recording, its fit and check sums) choose the prior weight
+    (:func:`rnea_ros.analysis.choice._prior_by_holdout`).
     """
     model, band = sums.model, sums.band
     if sums.samples < 50:
@@ -351,7 +232,8 @@ def identify_accumulated(sums, prior=1.0, seed=0, check=None, folds=None):
     modes = [False, True] if sums.parallel else [True]     # parallel filtering, measured
     weights, choices = None, []
     for raw_fit in modes:     # one mode's sums at a time (memory): the choice keeps scores
-        (A, c, yy, n), ext = sums.system(moving, columns, extras=True, raw_fit=raw_fit)
+        (A, c, yy, n), ext = sums.system(moving, columns, extras=True, raw_fit=raw_fit,
+                                         bins=False)      # the scores hold out every class
         if n[[0, 2]].sum() < 50:
             raise ValueError(f'{int(n.sum())} usable equations (joint speeds beyond {band} '
                              'rad/s): record longer or faster motion (rnea-ros excite)')
@@ -360,9 +242,11 @@ def identify_accumulated(sums, prior=1.0, seed=0, check=None, folds=None):
             ext['folds'] = [(f.system(moving, columns, extras=True, raw_fit=raw_fit,
                                       bins=False),
                              f.system(moving, columns, raw_fit=True)) for f, _ in folds]
+        classes = (lambda raw_fit=raw_fit:                 # noqa: E731 - K-fold, lazily
+                   held_out_classes(sums, moving, columns, raw_fit))
         chosen, selection, weights = _select(fits, A, c, yy, n, prior, moving, model,
                                              _per_joint(model, sums, fits, columns, moving,
-                                                        seed), ext, weights)
+                                                        seed), ext, weights, classes)
         choices.append((raw_fit, fits, chosen, selection))
         del A, c, yy, n, ext
     pick = 0
@@ -376,7 +260,7 @@ def identify_accumulated(sums, prior=1.0, seed=0, check=None, folds=None):
                             for ch in choices}}
     for ch in choices:
         for r in ch[3]:
-            for key in ('bins', 'equations', 'bins_moving', 'equations_moving'):
+            for key in ('bins', 'equations', 'bins_moving', 'equations_moving', 'sse', 'count'):
                 r.pop(key, None)
     (A, c, yy, n), ext = sums.system(moving, columns, extras=True, raw_fit=raw_fit,
                                      bins=False)
@@ -429,89 +313,6 @@ def identify_accumulated(sums, prior=1.0, seed=0, check=None, folds=None):
                           armature_combined=_armature_combined(model, fit, moving),
                           recording_offsets=offset_report(model, moving, offsets, deployed, how),
                           filtering=filtering)
-
-
-def _per_joint(model, sums, fits, columns, moving, seed):
-    """Return the ``refine`` of :func:`_select`: the chosen smooth law with per-joint scales."""
-    def refine(rows, best):
-        fm = per_joint_scales(model, [f.fm for f in fits], rows, best, moving)
-        if fm is None:
-            return None
-        base = candidate_base(model, fm, moving, sums.hold(), seed)
-        rigid = base.base[base.base < NPARAM * model.nbodies]
-        if not np.all(np.isin(rigid, columns.rigid)):     # not in the union: not tried
-            return None
-        return _Fit(model, fm, base, columns, moving)
-    return refine
-
-
-def _select(fits, A, c, yy, n, prior, moving, model, refine=None, ext=None, weights=None):
-    """Return (index of the chosen candidate, per-candidate held-out errors).
-
-    Each candidate is fitted on the training blocks and predicts every held-out equation;
-    ``score`` is the weighted mean squared error on all of them (slow ones included),
-    ``score_moving`` on those outside the stick band, with the same weights for every candidate.
-    Admissible: ``score_moving`` within PARSIMONY of its best (a law must not buy its fit of
-    the stick band with worse predictions of the moving joints).  Chosen by the one-standard-
-    error rule (Hastie, Tibshirani and Friedman, *The Elements of Statistical Learning*, 7.10):
-    the simplest admissible candidate whose ``score`` is within one standard error of the
-    difference (:func:`_noise`, paired over the held-out bins) of the best admissible one, and
-    at least within PARSIMONY: a richer law is kept only when it predicts better beyond the
-    noise of the held-out score.  Among the admissible candidates with as many parameters as
-    that one (the same law and terms, other velocity scales: e.g. the Coulomb band and the
-    sign law) the lowest ``score`` is chosen.
-
-    ``refine(rows, best)``: a further candidate (a :class:`_Fit`, or None) built from the
-    scores, e.g. the chosen law with per-joint velocity scales (:func:`per_joint_scales`).  It
-    has as many parameters as the chosen one, so it replaces it when admissible and its
-    ``score`` is lower by more than that noise; it is appended to ``fits``.
-    """
-    moments = ext['moments'] if ext else None
-    sigma_j = weights                        # common weights: the errors are comparable
-    if sigma_j is None:
-        sigma_j = joint_weights(*fits[0].system(A, c, yy, n, fits[0].parts(False), moments))
-
-    def score(fit):
-        if ext and ext.get('folds'):
-            return _score_folds(fit, ext['folds'], prior, sigma_j, moving, model)
-        return _score(fit, A, c, yy, n, prior, sigma_j, moving, model, ext)
-    rows = [score(fit) for fit in fits]
-    moving_scores = np.array([r['score_moving'] for r in rows])
-    admissible = np.ones(len(rows), dtype=bool)
-    top_moving = int(np.argmin(moving_scores))
-    if n[2].sum() > 0:                       # within the noise (one standard error) or 2 %
-        admissible = np.array([s <= moving_scores[top_moving] + max(
-            _noise(r, rows[top_moving], '_moving'), PARSIMONY * moving_scores[top_moving])
-            for s, r in zip(moving_scores, rows)])
-    if n[2:4].sum() == 0:                    # nothing held out: the simplest
-        best = 0
-    else:
-        scores = np.where(admissible, [r['score'] for r in rows], np.inf)
-        top = int(np.argmin(scores))
-        best = next(k for k in range(len(rows)) if admissible[k] and scores[k] <= scores[top]
-                    + max(_noise(rows[k], rows[top]), PARSIMONY * scores[top]))
-    if n[2:4].sum() > 0:                     # as many parameters: the better score decides
-        chosen = fits[best].fm
-        best = min((k for k in range(len(rows)) if admissible[k]
-                    and fits[k].fm.law == chosen.law and fits[k].fm.groups == chosen.groups
-                    and not fits[k].fm.per_joint), key=lambda k: (rows[k]['score'], k))
-    for r, ok in zip(rows, admissible):
-        r['admissible'] = bool(ok)
-    extra = refine(rows, best) if refine is not None and n[2:4].sum() > 0 else None
-    if extra is not None:
-        fits.append(extra)
-        rows.append(score(extra))
-        ok = rows[-1]['score_moving'] <= moving_scores[top_moving] + max(
-            _noise(rows[-1], rows[top_moving], '_moving'),
-            PARSIMONY * moving_scores[top_moving])
-        rows[-1]['admissible'] = bool(ok or n[2].sum() == 0)
-        if ok and rows[-1]['score'] < rows[best]['score'] - _noise(rows[-1], rows[best]):
-            best = len(rows) - 1
-    noise = [_noise(r, rows[best]) if n[2:4].sum() else 0.0 for r in rows]
-    for k, r in enumerate(rows):
-        r['chosen'] = k == best
-        r['noise'] = noise[k]
-    return best, rows, sigma_j
 
 
 def _warnings(condition, weak):
