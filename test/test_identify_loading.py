@@ -140,3 +140,18 @@ def test_blas_and_numba_run_on_one_thread_inside_the_block_and_are_restored():
     with single_threaded():
         assert get() == 1 and numba.get_num_threads() == 1
     assert get() == before and numba.get_num_threads() == numba_before
+
+
+def test_the_filter_search_reads_only_the_rows_the_conditioner_keeps(recording):
+    """A logger's repeated states and stale stamps are out of the motion band's rows too."""
+    from rnea_ros.analysis.conditioning import search_pieces
+    from rnea_ros.analysis.signals import clean_rows
+    rec, bag = recording
+    model = RobotModel.from_urdf_file(rec.urdf)
+    (t, Q, QD, E), = search_pieces([bag], model, '/joint_states', {}, None)[0]
+    keep, stale, repeated = clean_rows(t, np.hstack([Q, QD, E]), None,
+                                       np.any(QD != 0.0, axis=1))
+    assert keep.all() and stale == repeated == 0
+    rows, repeats = clean_rows(rec.t, np.hstack([rec.Q, rec.QD, rec.E]), None,
+                               np.any(rec.QD != 0.0, axis=1))[::2]
+    assert repeats > 0 and t.size == rows.sum()

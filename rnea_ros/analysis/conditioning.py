@@ -290,11 +290,19 @@ def search_pieces(bags, model, topic, fixed, effort_scale, seconds=cutoff.SEARCH
         order = np.argsort(t, kind='stable')
         t = t[order]
         keep = t <= t[0] + left
-        Q = np.unwrap(np.concatenate([r[1] for r in rows])[order][keep], axis=0)
+        Q = np.concatenate([r[1] for r in rows])[order][keep]
         QD = None if rows[0][2] is None else np.concatenate([r[2] for r in rows])[order][keep]
         E = np.concatenate([r[3] for r in rows])[order][keep]
-        pieces.append((t[keep], Q, QD, E))
-        left -= t[keep][-1] - t[0]
+        t = t[keep]
+        # The rows the conditioner keeps (repeated states and stale stamps dropped), so that
+        # the motion band is the motion's, not that of a logger's repeats.
+        X = np.hstack([Q] + ([] if QD is None else [QD]) + [E])
+        clean = signals.clean_rows(t, X, None, None if QD is None
+                                   else np.any(QD != 0.0, axis=1))[0]
+        t, Q, E = t[clean], np.unwrap(Q[clean], axis=0), E[clean]
+        QD = None if QD is None else QD[clean]
+        pieces.append((t, Q, QD, E))
+        left -= t[-1] - t[0]
     if not pieces:
         raise ValueError('no samples in the recordings')
     held = {j: fixed.get(j, 0.0) for j in model.joint_names if j not in present}
