@@ -291,3 +291,23 @@ def test_recordings_with_drifting_offsets_each_get_theirs_through_the_cli(tmp_pa
     assert summary['held_out']['data'] == 'recordings left out in turn'
     assert any(w.startswith('panda_joint1: its effort offset differs') for w in
                summary['warnings']), summary['warnings']
+
+
+def test_one_recording_is_checked_on_every_bin_each_predicted_by_a_fit_of_the_others(panda):
+    """K-fold: the verdict's nominal error is the nominal model's over every bin, not a fifth."""
+    from rnea_ros.analysis.accumulator import FOLDS
+    from rnea_ros.core.regressor import inertial_parameters, joint_parameters
+    Q, QD, QDD = motion(panda, 31)
+    E = measured(truth_model('panda', 1), Q, QD, QDD, 0.05, np.random.default_rng(3))
+    sums, check = Accumulator(panda, 'coulomb'), Accumulator(panda, 'coulomb')
+    for acc in (sums, check):
+        acc.add(Q, QD, QDD, E)
+    result = identify_accumulated(sums, check=check)
+    moving = result.moving
+    x_nom = np.concatenate([inertial_parameters(panda), joint_parameters(panda)])
+    every = check.residual_rms(x_nom, moving)
+    one_fifth = check.residual_rms(x_nom, moving, held_out=True)
+    names = [panda.joint_names[j] for j in moving]
+    assert result.holdout['data'] == 'each fifth of the bins in turn' and len(sums.bins) >= FOLDS
+    np.testing.assert_allclose([result.holdout['nominal'][n] for n in names], every, rtol=1e-9)
+    assert not np.allclose(every, one_fifth, rtol=1e-6)

@@ -183,8 +183,9 @@ def test_the_comparison_names_joints_worse_than_the_nominal():
     assert list(verdict['worse']) == ['b'] and verdict['worse']['b']['ratio'] == 1.01
 
 
-@pytest.mark.parametrize('data, named', [('recordings left out in turn', 'each left out in turn'),
-                                         ('held-out bins', 'pieces of one motion')])
+@pytest.mark.parametrize('data, named', [
+    ('recordings left out in turn', 'each left out in turn'),
+    ('each fifth of the bins in turn', 'pieces of one motion')])
 def test_the_comparison_says_whether_it_saw_other_recordings_or_stretches_of_one(data, named):
     """Stretches of one recording are not another motion: the verdict names its data."""
     held = {'data': data, 'nominal': {'a': 1.0}, 'identified': {'a': 0.5}}

@@ -7,6 +7,7 @@ The stage between accumulating (:mod:`rnea_ros.analysis.accumulator`) and the fi
   its fit predicts equations it did not see: with several training recordings, each one left
   out in turn; with one, its bins in five classes, each class held out in turn (K-fold: every
   bin predicted once, so that the standard error of a difference comes from all of them).
+  The prior's pull and the verdict against the nominal model are scored the same way.
   The simplest candidate within one standard error of the best is kept (Hastie, Tibshirani and
   Friedman, *The Elements of Statistical Learning*, 7.10).
 - :func:`_prior_by_holdout` picks the pull toward the nominal URDF that predicts held-out data
@@ -34,8 +35,9 @@ def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, fol
 
     Held-out data: with ``folds`` (per training recording, its (fit sums, check sums)), each
     recording in turn predicted by the chosen model fitted on the others (a recording the fit
-    did not see: offsets that change from run to run show there); otherwise the held-out bins of
-    ``check`` predicted by the fit of the training bins of ``sums``.  ``check`` holds the same
+    did not see: offsets that change from run to run show there); otherwise each class of bins
+    of ``check`` in turn (every fifth bin), predicted by the fit of the other bins of ``sums``
+    (K-fold: every bin predicted once).  ``check`` holds the same
     samples conditioned for validation (:mod:`rnea_ros.analysis.cutoff`, step 4).  The nominal
     model (URDF with its friction) predicts the same equations.
 
@@ -65,13 +67,19 @@ def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, fol
         nominal_sse = sum(k.residual_rms(x_nom, moving) ** 2 * _counts(k, moving)
                           for _, _, _, k in systems)
         nominal_n = sum(_counts(k, moving) for _, _, _, k in systems)
-    else:
-        train = fit.system(A, c, yy, n, used, moments)
-        (Ak, ck, yk, nk), ext = check.system(moving, columns, extras=True, bins=False)
-        tests = [(train, [fit.moments(moments, used)], fit.system(Ak, ck, yk, nk, (2, 3)),
-                  fit.moments(ext['moments'], (2, 3)))]
-        nominal_n = _counts(check, moving, True)
-        nominal_sse = check.residual_rms(x_nom, moving, held_out=True) ** 2 * nominal_n
+    else:                        # each class of bins held out in turn (K-fold): every bin
+        tests = []
+        for held in range(FOLDS):
+            (Ar, cr, yr, nr), own = sums.system(moving, columns, extras=True, raw_fit=raw_fit,
+                                                bins=False, held=held)
+            (Ak, ck, yk, nk), ext = check.system(moving, columns, extras=True, bins=False,
+                                                 held=held)
+            tests.append((fit.system(Ar, cr, yr, nr, used, own['moments']),
+                          [fit.moments(own['moments'], used)],
+                          fit.system(Ak, ck, yk, nk, (2, 3)),
+                          fit.moments(ext['moments'], (2, 3))))
+        nominal_n = _counts(check, moving)
+        nominal_sse = check.residual_rms(x_nom, moving) ** 2 * nominal_n
     nominal = np.sqrt(nominal_sse / np.maximum(nominal_n, 1))
     sigma_j = joint_weights(*tests[0][0])
     groups = _joint_groups(fit, model, moving)
@@ -111,7 +119,7 @@ def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, fol
     if pick is None:
         pick = int(np.argmin([r['worst_ratio'] for r in rows]))
     row = rows[pick]
-    report = {'data': 'recordings left out in turn' if folds else 'held-out bins',
+    report = {'data': 'recordings left out in turn' if folds else 'each fifth of the bins in turn',
               'prior_scores': dict(zip(map(str, PRIOR_LADDER), scores)),
               'offsets': 'one per joint and training recording; a recording predicted with '
                          + ("the median of the others'" if folds else 'its own'),

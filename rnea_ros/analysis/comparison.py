@@ -7,8 +7,8 @@ validation (:mod:`rnea_ros.analysis.cutoff`, step 4):
 - with ``--validate BAG``: the final model on that recording;
 - otherwise, at the prior weight the ladder kept
   (:func:`rnea_ros.analysis.choice._prior_by_holdout`): with 2 to 8 training
-  recordings, each one predicted by the chosen model fitted on the others; with one, its
-  held-out bins (every fifth stretch) predicted by a fit of the rest.  Stretches of one
+  recordings, each one predicted by the chosen model fitted on the others; with one, each
+  fifth of its bins in turn predicted by a fit of the rest.  Stretches of one
   recording are pieces of one motion, and the verdict says so.
 
 A joint whose RMS error is above the nominal's by more than ``NOT_WORSE`` is *worse*; then
