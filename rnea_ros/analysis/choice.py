@@ -69,15 +69,17 @@ def _prior_by_holdout(fit, sums, check, A, c, yy, n, columns, moving, prior, fol
         nominal_n = sum(_counts(k, moving) for _, _, _, k in systems)
     else:                        # each class of bins held out in turn (K-fold): every bin
         tests = []
-        for held in range(FOLDS):
+        for held in range(FOLDS):       # one full system at a time, reduced at once (memory)
             (Ar, cr, yr, nr), own = sums.system(moving, columns, extras=True, raw_fit=raw_fit,
                                                 bins=False, held=held)
+            train = fit.system(Ar, cr, yr, nr, used, own['moments'])
+            train_moments = [fit.moments(own['moments'], used)]
+            del Ar, cr, yr, nr, own
             (Ak, ck, yk, nk), ext = check.system(moving, columns, extras=True, bins=False,
                                                  held=held)
-            tests.append((fit.system(Ar, cr, yr, nr, used, own['moments']),
-                          [fit.moments(own['moments'], used)],
-                          fit.system(Ak, ck, yk, nk, (2, 3)),
+            tests.append((train, train_moments, fit.system(Ak, ck, yk, nk, (2, 3)),
                           fit.moments(ext['moments'], (2, 3))))
+            del Ak, ck, yk, nk, ext
         nominal_n = _counts(check, moving)
         nominal_sse = check.residual_rms(x_nom, moving) ** 2 * nominal_n
     nominal = np.sqrt(nominal_sse / np.maximum(nominal_n, 1))
