@@ -11,10 +11,12 @@ import math
 import numpy as np
 
 from rnea_ros.analysis.base_parameters import random_states
-from rnea_ros.analysis.friction_models import (feature_keys, features, friction_models,
-                                               nominal_friction_model, OFFSET_KEY, STICK_BAND,
-                                               usable_equations)
+from rnea_ros.analysis.friction_models import (CROSSTALK_KEYS, feature_keys, features,
+                                               friction_models, nominal_friction_model,
+                                               OFFSET_KEY, STICK_BAND, usable_equations)
+from rnea_ros.core.dynamics import reaction_wrenches_batch
 from rnea_ros.core.regressor import NPARAM, regressor_batch
+from rnea_ros.core.sensor import bending_moments
 
 
 MIN_RANGE = 0.02             # rad (or m): a joint whose range is smaller is held still
@@ -76,7 +78,7 @@ class _Columns:
     def select(self, fm, base):
         """Return the union columns of a candidate's base columns (in base order)."""
         rigid = NPARAM * self.model.nbodies
-        P = len(fm.groups) + 1
+        P = fm.size
         where = {j: k for k, j in enumerate(self.moving)}
         out = []
         for col in base.base:
@@ -117,7 +119,7 @@ class Accumulator:
     """
 
     def __init__(self, model, friction='auto', band=STICK_BAND, bins=20, chunk=1000,
-                 parallel=None):
+                 parallel=None, crosstalk=False):
         """Prepare empty sums (``friction`` as :func:`rnea_ros.analysis.identification.identify`).
 
         ``parallel`` (Hz): parallel filtering (Gautier 1997; Khalil and Dombre ch. 12): every
@@ -125,12 +127,18 @@ class Accumulator:
         the conditioned and reported signals) and the effort pass the same low-pass, then are
         decimated; held-out scores and residuals keep the unfiltered equations (the measured
         efforts).  Active in a recording begun with :meth:`begin_recording` and its step.
+        ``crosstalk``: also the two bending-moment columns of every joint (``CROSSTALK_KEYS``,
+        from the nominal model's reaction wrenches: :mod:`rnea_ros.core.sensor`), which a
+        candidate with sensor crosstalk needs (one of the candidates having it implies it).
         """
         self.model, self.band, self.chunk, self.max_bins = model, band, chunk, 2 * bins
         self.candidates = (friction_models(model, friction) if isinstance(friction, str)
                            else list(friction))
         self.nominal = nominal_friction_model(model)
         self.keys = feature_keys(self.candidates + [self.nominal])
+        self.crosstalk = bool(crosstalk or any(fm.crosstalk for fm in self.candidates))
+        if self.crosstalk:
+            self.keys += [k for k in CROSSTALK_KEYS if k not in self.keys]
         self.F = len(self.keys)
         self.off_key = self.keys.index(OFFSET_KEY) if OFFSET_KEY in self.keys else None
         self.cols = structural_columns(model)
@@ -227,7 +235,11 @@ class Accumulator:
             while len(self.bins) <= b[-1]:
                 self.bins.append(self._empty_bin())
                 self.moments.append({})
-            feats = features(self.keys, QDR[sl, off:], QDD[sl, off:])   # (n, njoints, F)
+            moments = None
+            if self.crosstalk:
+                moments = bending_moments(model, Q[sl], reaction_wrenches_batch(
+                    model, Q[sl], QD[sl], QDD[sl]))
+            feats = features(self.keys, QDR[sl, off:], QDD[sl, off:], moments)  # (n, nj, F)
             rows = [np.hstack([W[:, off + j][:, self.cols[j]], feats[:, j]])
                     for j in range(model.njoints)]
             ys = E[sl, off:]
@@ -412,7 +424,8 @@ class Accumulator:
         rigid = NPARAM * self.model.nbodies
         if hasattr(params, 'friction_table'):     # an Identification
             phi, fm = params.phi, params.friction_model
-            jp = fm.parameters_of(params.friction_table, params.armature)
+            jp = fm.parameters_of(params.friction_table, params.armature,
+                                  params.sensor_crosstalk)
         else:
             params = np.asarray(params, dtype=float)
             phi, fm = params[:rigid], self.nominal

@@ -20,7 +20,7 @@ from rnea_ros.analysis.accumulator import FOLDS
 from rnea_ros.analysis.estimation import (_Fit, _noise, _score, _score_folds, candidate_base,
                                           held_out_sse, joint_weights, pooled_rows,
                                           weighted_least_squares)
-from rnea_ros.analysis.friction_models import per_joint_scales
+from rnea_ros.analysis.friction_models import per_joint_scales, with_crosstalk
 from rnea_ros.core.regressor import inertial_parameters, joint_parameters, NPARAM
 
 
@@ -149,7 +149,7 @@ def _joint_groups(fit, model, moving):
     index in ``moving``; any other (rigid body, or regrouped) gets len(moving).
     """
     rigid = NPARAM * model.nbodies
-    P = len(fit.fm.groups) + 1
+    P = fit.fm.size
     where = {int(j): k for k, j in enumerate(moving)}
     out = np.full(len(fit.base.base), len(moving))
     for k, row in enumerate(fit.base.K):
@@ -161,22 +161,35 @@ def _joint_groups(fit, model, moving):
     return out
 
 
+def _fit_in_union(model, fm, sums, columns, moving, seed):
+    """Return the :class:`_Fit` of a further candidate, or None when outside the union columns."""
+    base = candidate_base(model, fm, moving, sums.hold(), seed)
+    rigid = base.base[base.base < NPARAM * model.nbodies]
+    if not np.all(np.isin(rigid, columns.rigid)):     # not in the union: not tried
+        return None
+    return _Fit(model, fm, base, columns, moving)
+
+
 def _per_joint(model, sums, fits, columns, moving, seed):
     """Return the ``refine`` of :func:`_select`: the chosen smooth law with per-joint scales."""
     def refine(rows, best):
         fm = per_joint_scales(model, [f.fm for f in fits], rows, best, moving)
-        if fm is None:
-            return None
-        base = candidate_base(model, fm, moving, sums.hold(), seed)
-        rigid = base.base[base.base < NPARAM * model.nbodies]
-        if not np.all(np.isin(rigid, columns.rigid)):     # not in the union: not tried
-            return None
-        return _Fit(model, fm, base, columns, moving)
+        return None if fm is None else _fit_in_union(model, fm, sums, columns, moving, seed)
     return refine
 
 
+def _with_crosstalk(model, sums, fits, columns, moving, seed):
+    """Return the ``richer`` of :func:`_select`: the chosen law plus sensor crosstalk."""
+    def richer(rows, best):
+        fm = fits[best].fm
+        if fm.crosstalk:
+            return None
+        return _fit_in_union(model, with_crosstalk(fm), sums, columns, moving, seed)
+    return richer
+
+
 def _select(fits, A, c, yy, n, prior, moving, model, refine=None, ext=None, weights=None,
-            classes=None):
+            classes=None, richer=None):
     """Return (index of the chosen candidate, per-candidate held-out errors).
 
     Each candidate is fitted on the training blocks and predicts every held-out equation;
@@ -200,6 +213,11 @@ def _select(fits, A, c, yy, n, prior, moving, model, refine=None, ext=None, weig
     scores, e.g. the chosen law with per-joint velocity scales (:func:`per_joint_scales`).  It
     has as many parameters as the chosen one, so it replaces it when admissible and its
     ``score`` is lower by more than that noise; it is appended to ``fits``.
+
+    ``richer(rows, best)``: then a candidate with more parameters built on the chosen one (the
+    same law plus sensor crosstalk), appended too; it replaces the chosen one when admissible
+    and its ``score`` is lower by more than the noise and at least PARSIMONY (as a richer law
+    must be).
     """
     moments = ext['moments'] if ext else None
     sigma_j = weights                        # common weights: the errors are comparable
@@ -240,15 +258,18 @@ def _select(fits, A, c, yy, n, prior, moving, model, refine=None, ext=None, weig
                     and not fits[k].fm.per_joint), key=lambda k: (rows[k]['score'], k))
     for r, ok in zip(rows, admissible):
         r['admissible'] = bool(ok)
-    extra = refine(rows, best) if refine is not None and n[2:4].sum() > 0 else None
-    if extra is not None:
+    for make, margin in ((refine, 0.0), (richer, PARSIMONY)):   # as many parameters; more
+        extra = make(rows, best) if make is not None and n[2:4].sum() > 0 else None
+        if extra is None:
+            continue
         fits.append(extra)
         rows.append(score_all([extra])[0])
         ok = rows[-1]['score_moving'] <= moving_scores[top_moving] + max(
             _noise(rows[-1], rows[top_moving], '_moving'),
             PARSIMONY * moving_scores[top_moving])
         rows[-1]['admissible'] = bool(ok or n[2].sum() == 0)
-        if ok and rows[-1]['score'] < rows[best]['score'] - _noise(rows[-1], rows[best]):
+        if ok and rows[-1]['score'] < rows[best]['score'] - max(
+                _noise(rows[-1], rows[best]), margin * rows[best]['score']):
             best = len(rows) - 1
     noise = [_noise(r, rows[best]) if n[2:4].sum() else 0.0 for r in rows]
     for k, r in enumerate(rows):

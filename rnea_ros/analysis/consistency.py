@@ -16,7 +16,8 @@ from rnea_ros.core.regressor import inertial_parameters, NPARAM
 
 MIN_EXTENT = 1e-3            # m: no body is thinner (keeps J strictly positive, URDF round trip)
 
-_JOINT_SCALE = {'F': 0.1, 'o': 0.1, 'I': 0.01}     # prior scales by first letter (Fv.., off, Ia)
+# Prior scales by first letter: Fv.., off, Ia, and X (sensor crosstalk: 1 % of a bending moment).
+_JOINT_SCALE = {'F': 0.1, 'o': 0.1, 'I': 0.01, 'X': 0.01}
 
 
 def pseudo_inertia(phi10):
@@ -188,7 +189,8 @@ def consistent_fit(model, base, Rw, beta, joint_nom, moving, prior=1.0, fm=None,
 
     Minimises ``||R_w (K x - beta)||^2 + prior ||(x - x_nom) / scale||^2`` over x = [phi, the
     moving joints' parameters] (the other joints keep ``joint_nom``), every body's pseudo-inertia
-    positive definite, Fv, Fs, Fx, Ia > 0 (:func:`consistent_least_squares`), offsets free.
+    positive definite, Fv, Fs, Fx, Ia > 0 (:func:`consistent_least_squares`), offsets and sensor
+    crosstalk free.
     ``prior`` (> 0) weighs the pull toward the nominal parameters (one unit = the misfit of one
     weighted equation when a parameter moves by its scale: 5 % of a mass, ...).  ``joint_nom``
     (njoints, P) holds the nominal joint parameters of the friction model ``fm`` (default: the
@@ -199,13 +201,14 @@ def consistent_fit(model, base, Rw, beta, joint_nom, moving, prior=1.0, fm=None,
         raise ValueError(f'the prior weight must be positive, got {prior}')
     nb, nj = model.nbodies, model.njoints
     fm = fm or friction_models(model, 'coulomb')[0]
-    P = len(fm.groups) + 1
+    P = fm.size
     rigid = NPARAM * nb
     phi_nom = inertial_parameters(model)
     free = np.zeros((nj, P), dtype=bool)
     free[moving] = True
     jnom = np.asarray(joint_nom, dtype=float).reshape(nj, P)
-    signed = np.tile([g == 'off' for g in fm.parameter_names], (nj, 1))[free]
+    signed = np.tile([g == 'off' or g.startswith('X') for g in fm.parameter_names],
+                     (nj, 1))[free]
     positive = rigid + np.flatnonzero(~signed)
     x_nom = np.concatenate([phi_nom, jnom[free]])
     joint_scale = _joint_scales(fm, nj)

@@ -13,7 +13,9 @@ import numpy as np
 from rnea_ros.analysis.base_parameters import base_from_regressor, khalil_priority, random_states
 from rnea_ros.analysis.consistency import _joint_scales, _prior_scales
 from rnea_ros.analysis.friction_models import rest_joints
+from rnea_ros.core.dynamics import reaction_wrenches_batch
 from rnea_ros.core.regressor import inertial_parameters, NPARAM, parameter_names, regressor_batch
+from rnea_ros.core.sensor import bending_moments
 
 
 BASE_TOL = 1e-5              # a column this close to the span of the others is not a base one
@@ -28,15 +30,19 @@ def candidate_base(model, fm, moving, hold, seed=0):
     joins ZZ1).
     """
     rng = np.random.default_rng(seed)
-    nj, P = model.njoints, len(fm.groups) + 1
+    nj, P = model.njoints, fm.size
     p = NPARAM * model.nbodies + P * nj
     n = max(50, 3 * p // max(model.nv, 1) + 20)
     Q, QD, QDD = random_states(model, n, rng, moving=moving, hold=hold)
     W = regressor_batch(model, Q, QD, QDD).reshape(n, model.nv, -1)
     off = model.nv - model.njoints
     J = np.zeros((n, model.nv, P * nj))
+    moments = np.zeros((n, nj, 2))
+    if fm.crosstalk:              # the bending moments of the nominal model's wrenches
+        moments = bending_moments(model, Q, reaction_wrenches_batch(model, Q, QD, QDD))
     for j in moving:
-        J[:, off + j, P * j:P * (j + 1)] = fm.columns(QD[:, off + j], QDD[:, off + j], j)
+        J[:, off + j, P * j:P * (j + 1)] = fm.columns(QD[:, off + j], QDD[:, off + j], j,
+                                                      moments[:, j])
     rows = np.concatenate([np.arange(off), off + np.asarray(moving, dtype=int)])
     W = np.concatenate([W, J], axis=2)[:, rows, :].reshape(-1, p)
     names = parameter_names(model) + [f'{g}[{jn}]' for jn in model.joint_names

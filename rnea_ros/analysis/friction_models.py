@@ -5,9 +5,13 @@ the node and ``inverse_dynamics``.  Here: the candidates ``rnea-ros identify`` c
 (:func:`friction_models`: Coulomb-viscous, asymmetric, the sign law whose Coulomb term follows
 the reported velocity down to rest, tanh with a Stribeck term), the nominal model's own law,
 and their feature columns (:func:`features`), computed once per sample for all candidates.
+A candidate may add a joint torque sensor's crosstalk from the bending moments
+(:mod:`rnea_ros.core.sensor`: two coefficients per joint, columns ``CROSSTALK_KEYS`` from the
+nominal model's reaction wrenches); identify tries it on the chosen law, and keeps it only
+when held-out data asks for it (:mod:`rnea_ros.analysis.choice`).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -38,13 +42,17 @@ ASYMMETRIC = (('Fv+', (fr.FV_POS,)), ('Fv-', (fr.FV_NEG,)), ('Fs+', (fr.FS_POS,)
 
 STRIBECK = ASYMMETRIC + (('Fx', (fr.FX,)),)
 
+CROSSTALK = ('Xu', 'Xw')     # sensor crosstalk parameters (core.sensor.SENSOR_OPTIONS order)
+CROSSTALK_KEYS = (('X', 0), ('X', 1))      # their feature keys: the two bending moments
+
 
 @dataclass(frozen=True)
 class FrictionModel:
     """A candidate friction law: which terms of :mod:`rnea_ros.core.friction` are fitted.
 
     ``groups`` name the parameters and the basis columns each multiplies (a symmetric Fv
-    multiplies both Fv+ and Fv- columns); every model adds rotor inertia ``Ia``.
+    multiplies both Fv+ and Fv- columns); every model adds rotor inertia ``Ia``, and with
+    ``crosstalk`` the sensor's crosstalk coefficients ``Xu``, ``Xw`` (last).
     """
 
     name: str
@@ -52,6 +60,12 @@ class FrictionModel:
     scale: object                 # v_s of the sign (the Coulomb band for the linear law): a
     stribeck_velocity: object     # float, or a tuple per joint (model order); so is v_st
     groups: tuple
+    crosstalk: bool = False
+
+    @property
+    def size(self):
+        """Return the number of parameters per joint (groups, Ia, crosstalk)."""
+        return len(self.groups) + 1 + (len(CROSSTALK) if self.crosstalk else 0)
 
     @property
     def per_joint(self):
@@ -69,31 +83,48 @@ class FrictionModel:
     @property
     def parameter_names(self):
         """Return the per-joint parameter names: the groups, then Ia."""
-        return tuple(g for g, _ in self.groups) + ('Ia',)
+        return (tuple(g for g, _ in self.groups) + ('Ia',)
+                + (CROSSTALK if self.crosstalk else ()))
 
     def table(self, params):
         """Return the (njoints, 6) friction table and (njoints,) Ia of per-joint parameters."""
-        params = np.asarray(params, dtype=float).reshape(-1, len(self.groups) + 1)
+        params = np.asarray(params, dtype=float).reshape(-1, self.size)
         table = np.zeros((params.shape[0], len(fr.PARAMETERS)))
         for k, (_, cols) in enumerate(self.groups):
             for c in cols:
                 table[:, c] = params[:, k]
-        return table, params[:, -1]
+        return table, params[:, len(self.groups)]
 
-    def parameters_of(self, table, armature):
+    def crosstalk_of(self, params):
+        """Return the (njoints, 2) crosstalk coefficients of per-joint parameters (0 without)."""
+        params = np.asarray(params, dtype=float).reshape(-1, self.size)
+        if not self.crosstalk:
+            return np.zeros((params.shape[0], len(CROSSTALK)))
+        return params[:, len(self.groups) + 1:].copy()
+
+    def parameters_of(self, table, armature, crosstalk=None):
         """Return the per-joint parameters (njoints, P) of a friction table (group means)."""
         out = [np.mean(table[:, list(cols)], axis=1) for _, cols in self.groups]
-        return np.column_stack(out + [armature])
+        out.append(armature)
+        if self.crosstalk:
+            c = np.zeros((len(armature), 2)) if crosstalk is None else np.asarray(crosstalk)
+            out += [c[:, 0], c[:, 1]]
+        return np.column_stack(out)
 
-    def columns(self, qd, qdd, joint=None):
+    def columns(self, qd, qdd, joint=None, moments=None):
         """Return the (..., P) regressor columns of velocities/accelerations of joint ``joint``.
 
         ``joint=None``: the last axis of qd holds every joint (or the scales are common).
+        ``moments`` (..., 2): the joint's bending moments (:mod:`rnea_ros.core.sensor`), the
+        crosstalk columns of a model with ``crosstalk``.
         """
         v_s, v_st = self.scales(joint)
         B = fr.basis(qd, v_s, self.law, v_st)
-        return np.stack([B[..., list(cols)].sum(axis=-1) for _, cols in self.groups]
-                        + [np.asarray(qdd, dtype=float)], axis=-1)
+        out = ([B[..., list(cols)].sum(axis=-1) for _, cols in self.groups]
+               + [np.asarray(qdd, dtype=float)])
+        if self.crosstalk:
+            out += [moments[..., 0], moments[..., 1]]
+        return np.stack(out, axis=-1)
 
     def feature_keys(self, joint=None):
         """Return a hashable key per parameter of a joint: equal keys are equal columns.
@@ -101,7 +132,8 @@ class FrictionModel:
         Per-joint scales: the keys of joint ``joint``; ``None``: the union over joints.
         """
         if self.per_joint and joint is None:
-            return feature_keys([FrictionModel(self.name, self.law, *self.scales(j), self.groups)
+            return feature_keys([FrictionModel(self.name, self.law, *self.scales(j), self.groups,
+                                               self.crosstalk)
                                  for j in range(len(self.scale))])
         v_s, v_st = (float(v) for v in self.scales(joint))
         keys = []
@@ -109,7 +141,7 @@ class FrictionModel:
             shape = any(c in (fr.FS_POS, fr.FS_NEG, fr.FX) for c in cols)
             keys.append((self.law if shape else '', v_s if shape else 0.0,
                          v_st if fr.FX in cols else 0.0, cols))
-        return keys + [('Ia',)]
+        return keys + [('Ia',)] + (list(CROSSTALK_KEYS) if self.crosstalk else [])
 
 
 FAMILIES = ('coulomb', 'sign', 'asymmetric', 'tanh')     # what --friction names, simplest first
@@ -171,8 +203,11 @@ def feature_keys(models):
     return keys
 
 
-def features(keys, qd, qdd):
-    """Return the (..., F) feature columns ``keys`` of joint velocities and accelerations (...)."""
+def features(keys, qd, qdd, moments=None):
+    """Return the (..., F) feature columns ``keys`` of joint velocities and accelerations (...).
+
+    ``moments`` (..., 2): the bending moments of the joints (the ``CROSSTALK_KEYS`` columns).
+    """
     shapes = {(k[0], k[1], k[2]) for k in keys if len(k) == 4 and k[0]}
     basis = {s: fr.basis(qd, s[1], s[0], s[2] or fr.STRIBECK_VELOCITY) for s in shapes}
     plain = fr.basis(qd, 1.0, 'linear', fr.STRIBECK_VELOCITY)     # Fv and off columns
@@ -180,6 +215,9 @@ def features(keys, qd, qdd):
     for f, key in enumerate(keys):
         if key == ('Ia',):
             out[..., f] = qdd
+            continue
+        if key in CROSSTALK_KEYS:
+            out[..., f] = moments[..., key[1]]
             continue
         law, scale, vst, cols = key
         B = basis[(law, scale, vst)] if law else plain
@@ -224,7 +262,8 @@ def per_joint_scales(model, candidates, rows, best, moving):
     if chosen.per_joint:
         return None
     peers = [k for k, fm in enumerate(candidates)
-             if fm.law == chosen.law and fm.groups == chosen.groups and not fm.per_joint]
+             if fm.law == chosen.law and fm.groups == chosen.groups and not fm.per_joint
+             and fm.crosstalk == chosen.crosstalk]
     v_s = np.full(model.njoints, float(chosen.scale))
     v_st = np.full(model.njoints, float(chosen.stribeck_velocity))
     for j in moving:
@@ -235,4 +274,9 @@ def per_joint_scales(model, candidates, rows, best, moving):
         return None
     name = 'tanh per joint' if chosen.law == 'tanh' else 'coulomb or sign per joint'
     return FrictionModel(name, chosen.law, tuple(map(float, v_s)),
-                         tuple(map(float, v_st)), chosen.groups)
+                         tuple(map(float, v_st)), chosen.groups, chosen.crosstalk)
+
+
+def with_crosstalk(fm):
+    """Return the same friction model with the sensor crosstalk terms (named '... + crosstalk')."""
+    return replace(fm, name=f'{fm.name} + crosstalk', crosstalk=True)

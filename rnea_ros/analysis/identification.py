@@ -73,8 +73,8 @@ from rnea_ros.analysis import accumulator
 from rnea_ros.analysis.accumulator import (  # noqa: F401 - the stages, importable from here too
     _Columns, Accumulator, MIN_RANGE, MIN_USABLE, moving_joints, structural_columns)
 from rnea_ros.analysis.choice import (  # noqa: F401 - the model choice, importable from here too
-    _joint_groups, _per_joint, _prior_by_holdout, _select, held_out_classes, NOT_WORSE, PARSIMONY,
-    PRIOR_LADDER)
+    _joint_groups, _per_joint, _prior_by_holdout, _select, _with_crosstalk, held_out_classes,
+    NOT_WORSE, PARSIMONY, PRIOR_LADDER)
 from rnea_ros.analysis.consistency import (  # noqa: F401
     _prior_scales, consistent_fit, consistent_least_squares, is_physically_consistent, MIN_EXTENT,
     parameters_of_pseudo_inertia, PSEUDO_BASIS, pseudo_inertia, pseudo_inertias,
@@ -84,11 +84,13 @@ from rnea_ros.analysis.estimation import (  # noqa: F401
     center, deployed_offsets, held_out_sse, joint_weights, offset_report, offset_warnings,
     pooled_rows, weighted_least_squares)
 from rnea_ros.analysis.friction_models import (  # noqa: F401
-    ASYMMETRIC, describes_rest, feature_keys, features, friction_models, FrictionModel,
-    nominal_friction_model, per_joint_scales, SIGN_BAND, SMOOTH_SCALES, STICK_BAND, STRIBECK,
-    STRIBECK_RATIOS, SYMMETRIC, usable_equations)
+    ASYMMETRIC, CROSSTALK_KEYS, describes_rest, feature_keys, features, friction_models,
+    FrictionModel, nominal_friction_model, per_joint_scales, SIGN_BAND, SMOOTH_SCALES,
+    STICK_BAND, STRIBECK, STRIBECK_RATIOS, SYMMETRIC, usable_equations, with_crosstalk)
 from rnea_ros.core import friction as fr
+from rnea_ros.core.dynamics import reaction_wrenches_batch
 from rnea_ros.core.regressor import NPARAM, regressor_batch
+from rnea_ros.core.sensor import crosstalk_efforts, SENSOR_OPTIONS
 
 
 POOR_CONDITION = 1000.0      # warn above this condition number of the base regressor
@@ -120,6 +122,12 @@ class Identification:
     prior: float = 1.0           # the prior weight used
     recording_offsets: dict = None   # joint -> per training recording its fitted offset
     filtering: dict = None       # parallel filtering or the measured equations, and the scores
+    sensor_crosstalk: np.ndarray = None   # (njoints, 2) c_u, c_w (core.sensor), or None: 0
+
+    def __post_init__(self):
+        """Give ``sensor_crosstalk`` its zeros when the model has none."""
+        if self.sensor_crosstalk is None:
+            self.sensor_crosstalk = np.zeros((len(self.armature), len(SENSOR_OPTIONS)))
 
     @property
     def joint_params(self):
@@ -151,6 +159,10 @@ class Identification:
         else:
             out.update(coulomb_band=fm.scale, stribeck_velocity=fm.stribeck_velocity)
         out['friction_law'] = fm.law
+        if fm.crosstalk:
+            out.update({what: dict(zip(names, map(_negligible_to_zero,
+                                                  self.sensor_crosstalk[:, k])))
+                        for k, what in enumerate(SENSOR_OPTIONS)})
         return out
 
 
@@ -171,20 +183,24 @@ def _negligible_to_zero(value, floor=1e-12):
     return 0.0 if abs(value) < floor else value
 
 
-def identify(model, Q, QD, QDD, E, band=STICK_BAND, prior=1.0, seed=0, friction='auto'):
+def identify(model, Q, QD, QDD, E, band=STICK_BAND, prior=1.0, seed=0, friction='auto',
+             crosstalk=False):
     """Return the :class:`Identification` of the data (arrays (N, nq), (N, nv) x 3, model order).
 
     ``friction``: the candidate friction models (:func:`friction_models`: 'auto' tries all and
     keeps the simplest within 2 % of the best held-out prediction).  Weakly excited base
     parameters keep their nominal values (the prior) and are named in ``warnings``.  Raises
     ValueError only when the data cannot identify anything (no joint moves, too few samples).
-    The same as an :class:`Accumulator` fed the samples in any blocks, then identified.
+    ``crosstalk``: the chosen law is also tried with a joint torque sensor's crosstalk
+    (:mod:`rnea_ros.core.sensor`), kept when it predicts held-out data better (as
+    ``rnea-ros identify`` does).  The same as an :class:`Accumulator` fed the samples in any
+    blocks, then identified.
     """
     from rnea_ros.analysis.blas import single_threaded
     if Q.shape[0] < 50:
         raise ValueError(f'{Q.shape[0]} samples: identification needs at least 50')
     with single_threaded():
-        sums = Accumulator(model, friction, band)
+        sums = Accumulator(model, friction, band, crosstalk=crosstalk)
         sums.add(Q, QD, QDD, E)
         return identify_accumulated(sums, prior, seed)
 
@@ -228,7 +244,10 @@ def identify_accumulated(sums, prior=1.0, seed=0, check=None, folds=None):
                          'every joint through its range')
     candidates = sums.candidates
     bases = [candidate_base(model, fm, moving, sums.hold(), seed) for fm in candidates]
-    columns = _Columns(model, bases, moving, feature_keys(candidates))
+    keys = feature_keys(candidates)
+    if sums.crosstalk:                   # the sensor crosstalk the choice may add
+        keys += [k for k in CROSSTALK_KEYS if k not in keys]
+    columns = _Columns(model, bases, moving, keys)
     modes = [False, True] if sums.parallel else [True]     # parallel filtering, measured
     weights, choices = None, []
     for raw_fit in modes:     # one mode's sums at a time (memory): the choice keeps scores
@@ -244,9 +263,11 @@ def identify_accumulated(sums, prior=1.0, seed=0, check=None, folds=None):
                              f.system(moving, columns, raw_fit=True)) for f, _ in folds]
         classes = (lambda raw_fit=raw_fit:                 # noqa: E731 - K-fold, lazily
                    held_out_classes(sums, moving, columns, raw_fit))
-        chosen, selection, weights = _select(fits, A, c, yy, n, prior, moving, model,
-                                             _per_joint(model, sums, fits, columns, moving,
-                                                        seed), ext, weights, classes)
+        chosen, selection, weights = _select(
+            fits, A, c, yy, n, prior, moving, model,
+            _per_joint(model, sums, fits, columns, moving, seed), ext, weights, classes,
+            _with_crosstalk(model, sums, fits, columns, moving, seed) if sums.crosstalk
+            else None)
         choices.append((raw_fit, fits, chosen, selection))
         del A, c, yy, n, ext
     pick = 0
@@ -301,6 +322,7 @@ def identify_accumulated(sums, prior=1.0, seed=0, check=None, folds=None):
     jp = deployed_offsets(fit, jp, offsets, moving)
     x = np.concatenate([phi, jp.ravel()])
     table, armature = fit.fm.table(jp)
+    crosstalk = fit.fm.crosstalk_of(jp)
     offsets, deployed, how = asked_offsets(fit, jp, fit.base.K @ x,
                                            fit.moments(moments, every), offsets, moving)
     warnings += offset_warnings(model, moving, offsets, holdout, deployed, how)
@@ -312,7 +334,7 @@ def identify_accumulated(sums, prior=1.0, seed=0, check=None, folds=None):
                           selection=selection, holdout=holdout, prior=prior,
                           armature_combined=_armature_combined(model, fit, moving),
                           recording_offsets=offset_report(model, moving, offsets, deployed, how),
-                          filtering=filtering)
+                          filtering=filtering, sensor_crosstalk=crosstalk)
 
 
 def _warnings(condition, weak):
@@ -336,8 +358,8 @@ def _warnings(condition, weak):
 def _friction_only(name):
     """Return whether a base-parameter name combines joint terms only (no link parameter)."""
     terms = [t.strip().split('*')[-1] for t in name.replace(' - ', ' + ').split(' + ')]
-    return all(t.split('[')[0] in ('Fv', 'Fv+', 'Fv-', 'Fs', 'Fs+', 'Fs-', 'Fx', 'off')
-               for t in terms)
+    return all(t.split('[')[0] in ('Fv', 'Fv+', 'Fv-', 'Fs', 'Fs+', 'Fs-', 'Fx', 'off', 'Xu',
+                                   'Xw') for t in terms)
 
 
 def _armature_combined(model, fit, moving):
@@ -347,10 +369,10 @@ def _armature_combined(model, fit, moving):
     only that sum is identifiable, not Ia_j itself.
     """
     rigid = NPARAM * model.nbodies
-    P = len(fit.fm.groups) + 1
+    P = fit.fm.size
     out = {}
     for j in moving:
-        col = rigid + P * int(j) + P - 1
+        col = rigid + P * int(j) + len(fit.fm.groups)
         hit = np.flatnonzero(fit.base.K[:, col])
         if hit.size and not (hit.size == 1 and fit.base.base[hit[0]] == col
                              and np.count_nonzero(fit.base.K[hit[0]]) == 1):
@@ -367,9 +389,11 @@ def predict(model, params, Q, QD, QDD, chunk=4000, friction=None):
     (law, v_s, v_st) (default the model's).
     """
     nj = model.njoints
+    crosstalk = None
     if isinstance(params, Identification):
         fm = params.friction_model
         friction = (fm.law, *fm.scales())
+        crosstalk = params.sensor_crosstalk if params.sensor_crosstalk.any() else None
         params = params.parameters()
     params = np.asarray(params, dtype=float)
     rigid = NPARAM * model.nbodies
@@ -392,6 +416,11 @@ def predict(model, params, Q, QD, QDD, chunk=4000, friction=None):
         out[sl] = (regressor_batch(model, Q[sl], QD[sl], QDD[sl]) @ phi).reshape(-1, model.nv)
     out[:, off:] += (fr.friction_effort(table, QD[:, off:], scale, law, vst)
                      + armature * QDD[:, off:])
+    if crosstalk is not None:        # of the given model's wrenches, as identify fits it
+        for start in range(0, Q.shape[0], chunk):
+            sl = slice(start, start + chunk)
+            out[sl, off:] += crosstalk_efforts(model, Q[sl], reaction_wrenches_batch(
+                model, Q[sl], QD[sl], QDD[sl]), crosstalk)
     return out
 
 

@@ -3,6 +3,8 @@
 import os
 import tempfile
 
+from rnea_ros.core.sensor import SENSOR_OPTIONS
+
 
 def write_atomic(path, text):
     """Write ``text`` to ``path`` through a temporary file in the same folder and os.replace.
@@ -79,7 +81,7 @@ def _rcl_float(value):
 
 
 def node_parameters(model, result):
-    """Return the node parameter YAML text: friction, offsets and armature of every joint.
+    """Return the node parameter YAML text: friction, offsets, armature (and crosstalk).
 
     ``result`` is an :class:`~rnea_ros.analysis.identification.Identification` (every term of
     its friction law) or a (njoints, 4) array [Fv, Fs, Ia, off].  The parameters sit under
@@ -110,4 +112,7 @@ def node_parameters(model, result):
     for key in ('friction_coulomb_band', 'friction_stribeck_velocity'):   # per joint, if any
         if key in options:
             params[key] = [float(options[key][n]) for n in names]
+    for key in SENSOR_OPTIONS:                         # sensor crosstalk, when identified
+        if key in options:
+            params[key] = [_rcl_float(options[key][n]) for n in names]
     return yaml.safe_dump({'/**': {'ros__parameters': params}}, sort_keys=False)

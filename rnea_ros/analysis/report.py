@@ -70,6 +70,8 @@ def _joint_row(model, result, j):
     row = {'Fv': float(t[fr.FV_POS]), 'Fs': float(t[fr.FS_POS]), 'Fv-': float(t[fr.FV_NEG]),
            'Fs-': float(t[fr.FS_NEG]), 'Fx': float(t[fr.FX]), 'Ia': float(result.armature[j]),
            'offset': float(t[fr.OFF])}
+    if result.friction_model.crosstalk:          # the sensor's (rnea_ros.core.sensor)
+        row['crosstalk'] = [float(c) for c in result.sensor_crosstalk[j]]
     combined = result.armature_combined.get(model.joint_names[j])
     if combined:
         row['Ia_identifiable_only_as'] = combined
@@ -135,17 +137,21 @@ def text_report(summary):
         lines.append('  per joint v_s / v_st (rad/s or m/s): ' + ', '.join(
             f'{name} {a:g}/{b:g}' for name, a, b in zip(summary['robot_joints'], v_s, v_st)))
     lines.append('joint friction and rotor inertia: Fv+/Fv- (N m s/rad), Fs+/Fs- and Fx (N m), '
-                 'Ia (kg m^2), offset (N m)')
+                 'Ia (kg m^2), offset (N m)' + ('; torque sensor crosstalk u, w (% of the '
+                                                'bending moments)' if 'Xu' in fm.get(
+                                                    'parameters', ()) else ''))
     flagged = []
     for name, p in summary['joints'].items():
         mark = ''
+        crosstalk = ('  crosstalk ' + ' '.join(f'{100 * c:+.2f} %' for c in p['crosstalk'])
+                     if 'crosstalk' in p else '')
         if 'Ia_identifiable_only_as' in p:
             mark = ' (Ia: see note)'
             flagged.append(f"  {name}: only the sum {p['Ia_identifiable_only_as']} is "
                            'identifiable; Ia is its share kept near the nominal')
         lines.append(f"  {name:<24} Fv {p['Fv']:8.4f}/{p['Fv-']:8.4f}  Fs {p['Fs']:8.4f}/"
                      f"{p['Fs-']:8.4f}  Fx {p['Fx']:7.4f}  Ia {p['Ia']:8.4f}  "
-                     f"offset {p['offset']:8.4f}{mark}")
+                     f"offset {p['offset']:8.4f}{mark}{crosstalk}")
     if flagged:
         lines.append('note: rotor inertia that only a sum with link inertias determines:')
         lines += flagged

@@ -22,11 +22,14 @@ import numpy as np
 
 from rnea_ros.core import friction, kernels
 from rnea_ros.core.checks import fast_path, matrix, prepare, raise_status, run_kernel
+from rnea_ros.core.sensor import crosstalk_efforts
 
 _BATCH_BLOCK = 64      # rows per parallel work item of inverse_dynamics_batch
 _empty = np.empty
 _rnea_kernel = kernels.rnea
 _NAMES = ('q', 'qd', 'qdd')
+_NO_BODIES = np.zeros(0, dtype=np.int64)     # rnea_batch without reaction wrenches
+_NO_BODIES.flags.writeable = False
 
 
 def _run_rnea(model, q, qd, qdd, f_ext, gravity, base_acceleration, ws):
@@ -55,6 +58,8 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, gravity=None, base_accelerat
     tau, ws, qd, qdd = _run_rnea(model, q, qd, qdd, f_ext, gravity, base_acceleration, ws)
     if model.has_joint_terms:
         _add_joint_terms(model, tau, qd, qdd)
+        if model.has_crosstalk:
+            _add_crosstalk(model, tau, q, ws.body_forces[model.joint_body])
     return tau
 
 
@@ -99,6 +104,15 @@ def _add_joint_terms(model, tau, qd, qdd):
                          'qd or qdd too large')
 
 
+def _add_crosstalk(model, tau, q, wrenches):
+    """Add the joint torque sensors' crosstalk (:mod:`rnea_ros.core.sensor`), in place."""
+    off = model.nv - model.njoints
+    tau[..., off:] += crosstalk_efforts(model, np.asarray(q, dtype=float), wrenches)
+    if not np.all(np.isfinite(tau)):
+        raise ValueError(f"the torque sensor crosstalk overflows for robot '{model.name}': "
+                         'inputs too large')
+
+
 def reaction_wrenches(model, q, qd, qdd, f_ext=None, gravity=None, base_acceleration=None,
                       ws=None):
     """Return the (njoints, 6) joint reaction wrenches [force, torque], model joint order.
@@ -132,8 +146,8 @@ def last_reaction_wrenches(model, ws=None):
     return ws.body_forces[model.joint_body]
 
 
-def inverse_dynamics_batch(model, Q, QD, QDD, gravity=None, base_acceleration=None, ws=None):
-    """Return tau for each row of the (N, nq), (N, nv), (N, nv) arrays Q, QD, QDD as (N, nv)."""
+def _batch(model, Q, QD, QDD, gravity, base_acceleration, ws, wrenches=False):
+    """Run the batch RNEA kernel: TAU (N, nv), and the (N, njoints, 6) wrenches if asked."""
     ws = prepare(model, ws, None, gravity, base_acceleration)
     Q = matrix(Q, model.nq, 'Q', model)
     QD = matrix(QD, model.nv, 'QD', model, rows=Q.shape[0])
@@ -142,18 +156,39 @@ def inverse_dynamics_batch(model, Q, QD, QDD, gravity=None, base_acceleration=No
     buffers = np.empty((numba.config.NUMBA_NUM_THREADS, ws.buffer.shape[0]))
     buffers[:] = ws.buffer                         # one per thread, same f_ext and a_0
     status = np.empty(((Q.shape[0] + _BATCH_BLOCK - 1) // _BATCH_BLOCK, 2), dtype=np.int64)
+    bodies = model.joint_body if wrenches else _NO_BODIES
+    W = np.empty((Q.shape[0], 6 * bodies.size))
     previous = numba.set_parallel_chunksize(1)     # dynamic schedule over row blocks
     try:
-        kernels.rnea_batch(model.kernel_model, buffers, Q, QD, QDD, TAU, status, _BATCH_BLOCK)
+        kernels.rnea_batch(model.kernel_model, buffers, Q, QD, QDD, TAU, W, bodies, status,
+                           _BATCH_BLOCK)
     finally:
         numba.set_parallel_chunksize(previous)
     bad = np.flatnonzero(status[:, 0])
     if bad.size:
         code, row = status[bad[0]]
         raise_status(model, int(code), (Q[row], QD[row], QDD[row]), _NAMES, row=int(row))
+    return Q, QD, QDD, TAU, (W.reshape(-1, model.njoints, 6) if wrenches else None)
+
+
+def inverse_dynamics_batch(model, Q, QD, QDD, gravity=None, base_acceleration=None, ws=None):
+    """Return tau for each row of the (N, nq), (N, nv), (N, nv) arrays Q, QD, QDD as (N, nv)."""
+    crosstalk = model.has_crosstalk
+    Q, QD, QDD, TAU, W = _batch(model, Q, QD, QDD, gravity, base_acceleration, ws, crosstalk)
     if model.has_joint_terms:
         _add_joint_terms(model, TAU, QD, QDD)
+    if crosstalk:
+        _add_crosstalk(model, TAU, Q, W)
     return TAU
+
+
+def reaction_wrenches_batch(model, Q, QD, QDD, gravity=None, base_acceleration=None, ws=None):
+    """Return the (N, njoints, 6) reaction wrenches of each row (as :func:`reaction_wrenches`)."""
+    W = _batch(model, Q, QD, QDD, gravity, base_acceleration, ws, True)[4]
+    if not np.all(np.isfinite(W)):
+        raise ValueError(f"the reaction wrenches overflow for robot '{model.name}': inputs "
+                         'too large')
+    return W
 
 
 def gravity_torques(model, q, gravity=None, f_ext=None, ws=None):
@@ -174,5 +209,5 @@ def coriolis_torques(model, q, qd, ws=None):
 
 
 __all__ = ['inverse_dynamics', 'inverse_dynamics_batch', 'reaction_wrenches',
-           'last_reaction_wrenches',
+           'reaction_wrenches_batch', 'last_reaction_wrenches',
            'gravity_torques', 'bias_forces', 'coriolis_torques', 'joint_friction']

@@ -21,6 +21,7 @@ from rnea_ros.core import tree
 from rnea_ros.core.layout import (ARMATURE, AXIS, AXIS_CODE, B_N, COULOMB_BAND, DEFAULT_GRAVITY,
                                   H, I_O, IQ, IV, KIND, MASS, NINT, NREAL, P_T, PARENT, R_T, W_F,
                                   W_N, W_X, workspace_size)
+from rnea_ros.core.sensor import SENSOR_OPTIONS
 from rnea_ros.core.urdf import parse_urdf, read_urdf_file
 
 
@@ -28,7 +29,7 @@ from rnea_ros.core.urdf import parse_urdf, read_urdf_file
 _JOINT_OPTIONS = ('friction_viscous', 'friction_coulomb', 'armature', 'friction_viscous_negative',
                   'friction_coulomb_negative', 'friction_stribeck', 'effort_offset',
                   'friction_law', 'stribeck_velocity', 'friction_coulomb_band',
-                  'friction_stribeck_velocity')
+                  'friction_stribeck_velocity') + SENSOR_OPTIONS
 
 
 class Workspace:
@@ -90,7 +91,10 @@ class RobotModel:
         velocity scales v_s and v_st of every joint; ``friction_coulomb_band`` and
         ``friction_stribeck_velocity`` (joint -> value, > 0) set them joint by joint (the others
         keep the common value).  ``coulomb_bands`` and ``stribeck_velocities`` hold them per
-        joint (model order).
+        joint (model order).  ``sensor_crosstalk_u`` and ``sensor_crosstalk_w`` (joint ->
+        coefficient, any sign) are a joint torque sensor's crosstalk from the bending moments
+        (:mod:`rnea_ros.core.sensor`), added by inverse dynamics; ``sensor_crosstalk`` holds
+        them (njoints, 2).
         """
         self.name = name
         self.floating_base = bool(floating_base)
@@ -128,7 +132,7 @@ class RobotModel:
                     self.velocity_limits, self.lower_limits, self.upper_limits,
                     self.urdf_damping, self.urdf_friction, self.friction_viscous,
                     self.friction_coulomb, self.armature, self.friction_table,
-                    self.coulomb_bands, self.stribeck_velocities):
+                    self.coulomb_bands, self.stribeck_velocities, self.sensor_crosstalk):
             arr.flags.writeable = False
         self.default_workspace = Workspace(self)
 
@@ -220,7 +224,18 @@ class RobotModel:
         for b in range(self.nbodies):
             if self.ints[b, KIND] != jt.FREE_FLYER:
                 self.reals[b, ARMATURE] = ia[self.ints[b, IV] - off_v]
-        self.has_joint_terms = bool(self.friction_table.any() or ia.any())
+        self.sensor_crosstalk = np.zeros((nj, len(SENSOR_OPTIONS)))
+        for k, what in enumerate(SENSOR_OPTIONS):      # any sign (rnea_ros.core.sensor)
+            for joint, value in (options.get(what) or {}).items():
+                if joint not in joint_index:
+                    raise ValueError(f"{what} names joint '{joint}', which is not a moving "
+                                     f"joint of robot '{self.name}'")
+                value = float(value)
+                if not np.isfinite(value):
+                    raise ValueError(f"{what}['{joint}'] must be finite, got {value}")
+                self.sensor_crosstalk[joint_index[joint], k] = value
+        self.has_crosstalk = bool(self.sensor_crosstalk.any())
+        self.has_joint_terms = bool(self.friction_table.any() or ia.any() or self.has_crosstalk)
 
     def _joint_scales(self, joint_index, what, values, common):
         """Return the per-joint velocity scales: ``common``, or the value a joint is given."""
@@ -257,6 +272,9 @@ class RobotModel:
                                       self.stribeck_velocity)):
             if np.any(values != common):
                 out[what] = dict(zip(names, map(float, values)))
+        if self.has_crosstalk:
+            out.update({what: dict(zip(names, map(float, self.sensor_crosstalk[:, k])))
+                        for k, what in enumerate(SENSOR_OPTIONS)})
         return out
 
     # -- constructors -------------------------------------------------------------------------

@@ -24,6 +24,9 @@ from rnea_ros.core.layout import AXIS
 
 SIDES = ('stator', 'rotor')
 
+# The model options (and node parameters) of the stator-side crosstalk coefficients c_j1, c_j2.
+SENSOR_OPTIONS = ('sensor_crosstalk_u', 'sensor_crosstalk_w')
+
 
 def perpendicular_basis(axis):
     """Return the (2, 3) unit vectors u, w with (u, w, axis) right-handed and orthonormal.
@@ -70,3 +73,13 @@ def bending_moments(model, q, wrenches, side='stator'):
             nj = nj * c + np.cross(a, nj) * s + a * (nj @ a)[..., None] * (1 - c)
         out[..., j, :] = nj @ B.T
     return out
+
+
+def crosstalk_efforts(model, q, wrenches, coefficients=None):
+    """Return the (..., njoints) crosstalk ``c_j1 m_j1 + c_j2 m_j2`` of the stator side.
+
+    ``coefficients`` (njoints, 2): default the model's ``sensor_crosstalk``; ``q`` and
+    ``wrenches`` as :func:`bending_moments`.
+    """
+    c = model.sensor_crosstalk if coefficients is None else np.asarray(coefficients, float)
+    return np.sum(bending_moments(model, q, wrenches, 'stator') * c, axis=-1)

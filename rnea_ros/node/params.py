@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 from rnea_ros.core.layout import DEFAULT_GRAVITY
+from rnea_ros.core.sensor import SENSOR_OPTIONS
 from rnea_ros.node import monitor_params, observer_params
 from rnea_ros.node import payload_estimation_params
 
@@ -39,12 +40,13 @@ MODEL_PARAMETERS = ('robot_description', 'urdf_file', 'floating_base', 'friction
                     'friction_viscous', 'friction_coulomb', 'armature', 'use_urdf_friction',
                     'friction_viscous_negative', 'friction_coulomb_negative',
                     'friction_stribeck', 'effort_offset', 'friction_law', 'coulomb_band',
-                    'stribeck_velocity', 'friction_coulomb_band', 'friction_stribeck_velocity')
-# Friction, offset and armature coefficients: maps by joint name built by joint_coefficients().
+                    'stribeck_velocity', 'friction_coulomb_band', 'friction_stribeck_velocity',
+                    *SENSOR_OPTIONS)
+# Friction, offset, armature and sensor coefficients: maps by joint name (joint_coefficients()).
 COEFFICIENT_PARAMETERS = ('friction_viscous', 'friction_coulomb', 'armature',
                           'friction_viscous_negative', 'friction_coulomb_negative',
                           'friction_stribeck', 'effort_offset', 'friction_coulomb_band',
-                          'friction_stribeck_velocity')
+                          'friction_stribeck_velocity', *SENSOR_OPTIONS)
 # The friction law's settings (rnea_ros.core.friction), passed to the model when set.
 LAW_PARAMETERS = ('friction_law', 'coulomb_band', 'stribeck_velocity')
 # Per-joint arrays: one value for all joints or one per model joint.
@@ -188,6 +190,16 @@ PARAMETERS = (
     ParamSpec('effort_offset', 'double_array', [],
               'Constant effort offset per joint in N m or N, added to every command, at rest '
               'too (identified by rnea-ros identify). []: 0.', low=-1e9, high=1e9),
+    ParamSpec('sensor_crosstalk_u', 'double_array', [],
+              'Joint torque sensor crosstalk per joint (dimensionless, any sign): tau += c_u m_u, '
+              'm_u the bending moment of the joint reaction wrench about the first axis '
+              'perpendicular to the joint axis, in the parent link frame (rnea_ros.core.sensor; '
+              'identified by rnea-ros identify where held-out data asks for it). One value for '
+              'all joints, or one per friction_joints / command_joints entry. []: 0.',
+              low=-10.0, high=10.0),
+    ParamSpec('sensor_crosstalk_w', 'double_array', [],
+              'As sensor_crosstalk_u, about the second perpendicular axis (joint axis x the '
+              'first). []: 0.', low=-10.0, high=10.0),
     ParamSpec('friction_law', 'string', 'linear',
               'Sign s(qd) of the Coulomb and Stribeck terms: linear = qd / coulomb_band '
               'clipped to [-1, 1]; tanh = tanh(qd / coulomb_band).', choices=('linear', 'tanh')),

@@ -2,8 +2,8 @@
 
 :func:`rnea` computes what :func:`rnea_ros.core.reference.rnea` computes (tests compare them to
 1e-12) on the model's flat tables, without forming 6x6 matrices; :func:`rnea_batch` runs it over
-the rows of a batch in parallel.  The body forces f_i (joint reaction wrenches) stay in the
-workspace, columns W_F.
+the rows of a batch in parallel (and keeps the joints' reaction wrenches if asked).  The body
+forces f_i (joint reaction wrenches) stay in the workspace, columns W_F.
 """
 
 import numba
@@ -121,9 +121,10 @@ def rnea(model, buffer, q, qd, qdd, tau):
     return STATUS_OK
 
 
-@numba.njit(types.int64(VEC, MAT, MAT, MAT, MAT, MAT, STATUS_MATRIX, types.int64),
-            parallel=True, nogil=True, **OPTS)
-def rnea_batch(model, buffers, Q, QD, QDD, TAU, status, block):
+@numba.njit(types.int64(VEC, MAT, MAT, MAT, MAT, MAT, MAT,
+                        types.Array(types.int64, 1, 'C', readonly=True),
+                        STATUS_MATRIX, types.int64), parallel=True, nogil=True, **OPTS)
+def rnea_batch(model, buffers, Q, QD, QDD, TAU, WRENCH, joint_body, status, block):
     """Inverse dynamics for every row of Q, QD, QDD into TAU, in parallel blocks of rows.
 
     ``buffers`` holds one copy of the workspace buffer per thread (numba.get_thread_id()), all
@@ -131,7 +132,10 @@ def rnea_batch(model, buffers, Q, QD, QDD, TAU, status, block):
     are handed to the threads one at a time (dynamic schedule): a thread delayed by other load on
     a shared machine then does not hold up the whole batch.  ``status`` has one row per block;
     row c becomes (status, row) of block c's first invalid row, or (0, -1).  Returns the number
-    of blocks.
+    of blocks.  Row k of WRENCH (N, 6 len(joint_body)) gets the reaction wrench f_i of body
+    ``joint_body[j]`` ([force, torque] in the child frame about the joint origin) at columns
+    6 j to 6 j + 5, as the backward pass leaves it: give a (N, 0) WRENCH and no bodies when only
+    TAU is wanted.
     """
     ints, reals = model_tables(model)
     n = Q.shape[0]
@@ -148,6 +152,9 @@ def rnea_batch(model, buffers, Q, QD, QDD, TAU, status, block):
                 break
             body_forces(ints, reals, Q[k], QD[k], QDD[k], ws)
             backward(ints, reals, ws, TAU[k])
+            for j in range(joint_body.shape[0]):
+                for r in range(6):
+                    WRENCH[k, 6 * j + r] = ws[joint_body[j], W_F + r]
             if not all_finite(TAU[k]):
                 status[c, 0] = STATUS_OVERFLOW
                 status[c, 1] = k
