@@ -88,6 +88,28 @@ def test_mujoco_demo_nodes_per_mode():
     assert 'sync_topic' not in rows[0][3]
 
 
+@pytest.mark.parametrize('mode', ['computed_torque', 'gravity_compensation'])
+def test_lock_step_launch_times_the_node_as_the_demo_does(mode):
+    """lock_step:=true: the node's steady-clock timeouts outlast the simulator's wait.
+
+    On a loaded machine a process can stall longer than the node's defaults (0.1 s for the
+    reference, 0.5 s for joint states): the launch file then gets the demo's parameters, so
+    that a stall slows the run down instead of changing it (the node waits for the reference
+    of its step, and never drops it or stops commanding while the simulator waits).
+    """
+    from rnea_ros.node.params import SPECS
+    rows = mujoco_demo_nodes(defaults(MUJOCO_DEMO_ARGUMENTS, mode=mode, lock_step='true'))
+    sim, rnea = rows[0][3], rows[1][3]
+    scenario = DemoScenario()
+    assert rnea == scenario.rnea_parameters(mode, use_sim_time=True, lock_step=True)
+    wait = sim['lock_step_timeout']
+    assert wait > SPECS['joint_state_timeout'].default
+    assert rnea['joint_state_timeout'] > wait and rnea['desired_timeout'] > wait
+    assert rnea['reference_sync'] is True
+    free = mujoco_demo_nodes(defaults(MUJOCO_DEMO_ARGUMENTS, mode=mode))
+    assert 'reference_sync' not in free[1][3] and 'lock_step_timeout' not in free[0][3]
+
+
 def test_gazebo_setup_for_the_panda():
     """ros2_control URDF, controllers file, spawners, clock bridge and rnea parameters."""
     setup = gazebo_setup(defaults(GAZEBO_ARGUMENTS))

@@ -19,7 +19,6 @@ from rnea_ros.demo import analysis
 import yaml
 
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LOCK_STEP_TIMEOUT = 5.0     # wall seconds a lock-step waits for its command
 
 
 class _PlainDumper(yaml.SafeDumper):
@@ -355,26 +354,15 @@ def run_phase(runner, scenario, phase, lock_step, folder, monitor=None, timeout=
         duration=phase.duration, lock_step=lock_step, record_file=record_file,
         real_time_factor=1.0 if controlled else 0.0, wait_for_first_command=controlled,
         sync_reference=mode == 'computed_torque', paused=controlled)
-    # A loaded machine can stall a process for a while: wait for it rather than step without
-    # the command (each such step would count as a lock-step miss).
-    sim_parameters['lock_step_timeout'] = LOCK_STEP_TIMEOUT
     sim_parameters.update(phase.sim)
     simulator = runner.start(label + '_mujoco_sim', 'rnea_ros.sim.mujoco_sim', sim_parameters)
     processes = [simulator]
     if controlled:
-        parameters = scenario.rnea_parameters(mode)
+        parameters = scenario.rnea_parameters(mode, lock_step=lock_step)
         # The demo measures how far each model lets the arm drift: the joint limit guard would
         # stop the node once the arm, falling under the nominal URDF, passes a velocity limit
         # (and a lock-step simulator would then wait for commands that no longer come).
         parameters['joint_limit_guard'] = 'off'
-        if lock_step:
-            # Time is the simulator's: a stalled process must not make the node drop the
-            # reference (desired_timeout) or stop commanding (joint_state_timeout) on the
-            # steady clock; every joint state it gets is answered in simulated time.
-            # The node answers the joint state of t only once the reference point of t is in
-            # (not the previous step's point, which on a busy machine can be the newest).
-            parameters.update(desired_timeout=2 * LOCK_STEP_TIMEOUT,
-                              joint_state_timeout=2 * LOCK_STEP_TIMEOUT, reference_sync=True)
         parameters.update(phase.rnea)
         processes.append(runner.start(label + '_rnea', 'rnea_ros.node', parameters))
     if mode == 'computed_torque':

@@ -25,6 +25,7 @@ PRISMATIC_AMPLITUDE = 0.005       # m
 COMMAND_TOPIC = '/effort_controller/commands'
 RNEA_NODE_NAME = 'rnea'
 REFERENCE_TOPIC = '/' + RNEA_NODE_NAME + '/reference'
+LOCK_STEP_TIMEOUT = 5.0           # wall seconds a lock-step simulator waits for its command
 
 
 def default_urdf_file():
@@ -101,7 +102,9 @@ class DemoScenario:
         its time, so the controller always has the reference of the step it answers. Commands
         stay valid for 0.5 s (the rnea node's joint_state_timeout): on a shared, noisy machine a
         controller process can stall for tens of milliseconds; the demo reports how old the
-        applied commands were.
+        applied commands were. In lock-step the simulator waits up to
+        :data:`LOCK_STEP_TIMEOUT` for each command rather than step without it (a loaded
+        machine can stall a process for a while).
         """
         params = {
             'urdf_file': self.urdf_file,
@@ -118,13 +121,22 @@ class DemoScenario:
         }
         if record_file:
             params['record_file'] = record_file
+        if lock_step:
+            params['lock_step_timeout'] = LOCK_STEP_TIMEOUT
         if lock_step and sync_reference:
             params['sync_topic'] = REFERENCE_TOPIC
         return params
 
-    def rnea_parameters(self, mode, use_sim_time=False):
-        """Return the rnea node parameters for ``mode`` commanding the simulator."""
-        return {
+    def rnea_parameters(self, mode, use_sim_time=False, lock_step=False):
+        """Return the rnea node parameters for ``mode`` commanding the simulator.
+
+        ``lock_step``: time is the simulator's. A stalled process must not make the node drop
+        the reference (``desired_timeout``) or stop commanding (``joint_state_timeout``) on the
+        steady clock, so both outlast the simulator's wait for a command; and the node answers
+        the joint state of t only once the reference point of t is in (``reference_sync``:
+        not the previous step's point, which on a busy machine can be the newest).
+        """
+        params = {
             'urdf_file': self.urdf_file,
             'mode': mode,
             'command_topic': COMMAND_TOPIC,
@@ -134,6 +146,10 @@ class DemoScenario:
             'publish_reaction_wrenches': False,
             'use_sim_time': bool(use_sim_time),
         }
+        if lock_step:
+            params.update(desired_timeout=2 * LOCK_STEP_TIMEOUT,
+                          joint_state_timeout=2 * LOCK_STEP_TIMEOUT, reference_sync=True)
+        return params
 
     def reference_parameters(self, lock_step=False):
         """Return the reference_trajectory parameters (simulated time, t = 0 at start).
@@ -181,7 +197,7 @@ def mujoco_demo_nodes(config):
         (PACKAGE, 'mujoco_sim', 'mujoco_sim', scenario.sim_parameters(
             lock_step=lock_step, sync_reference=mode == 'computed_torque')),
         (PACKAGE, 'rnea_node', RNEA_NODE_NAME,
-         scenario.rnea_parameters(mode, use_sim_time=True)),
+         scenario.rnea_parameters(mode, use_sim_time=True, lock_step=lock_step)),
     ]
     if mode == 'computed_torque':
         rows.append((PACKAGE, 'reference_trajectory', 'reference_trajectory',
