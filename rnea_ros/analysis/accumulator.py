@@ -450,16 +450,8 @@ class Accumulator:
         Least squares through the origin, from the sums: ``v^T c / v^T A v`` (x as
         :meth:`correlation`).
         """
-        rigid = NPARAM * self.model.nbodies
-        jx = np.asarray(x[rigid:], dtype=float).reshape(-1, 4)
-        jp = np.column_stack([jx[:, 0], jx[:, 1], jx[:, 3], jx[:, 2]])
-        totals = self.totals()
-        out = []
-        for j in joints:
-            A, c, yy, n = totals[j]
-            v = self.vector(j, x[:rigid], self.nominal, jp[j])
-            out.append(float(v @ c / max(v @ A @ v, 1e-300)))
-        return np.array(out)
+        return np.array([float(v @ c / max(v @ A @ v, 1e-300))
+                         for v, A, c, yy in self._predicted(x, joints)])
 
     def correlation(self, x, joints):
         """Return per joint the correlation of measured efforts with those of parameters x.
@@ -467,13 +459,15 @@ class Accumulator:
         x = [phi, per joint Fv Fs Ia off] with the model's own friction law; from the sums:
         ``v^T c / sqrt(tau^T tau v^T A v)`` (not centred: a sign flip gives -1).
         """
+        return np.array([float(v @ c / max(math.sqrt(max(yy * (v @ A @ v), 0.0)), 1e-300))
+                         for v, A, c, yy in self._predicted(x, joints)])
+
+    def _predicted(self, x, joints):
+        """Yield per joint (v, A, c, yy): the column weights of parameters x and the sums."""
         rigid = NPARAM * self.model.nbodies
         jx = np.asarray(x[rigid:], dtype=float).reshape(-1, 4)
         jp = np.column_stack([jx[:, 0], jx[:, 1], jx[:, 3], jx[:, 2]])
         totals = self.totals()
-        out = []
         for j in joints:
-            A, c, yy, n = totals[j]
-            v = self.vector(j, x[:rigid], self.nominal, jp[j])
-            out.append(float(v @ c / max(math.sqrt(max(yy * (v @ A @ v), 0.0)), 1e-300)))
-        return np.array(out)
+            A, c, yy, _ = totals[j]
+            yield self.vector(j, x[:rigid], self.nominal, jp[j]), A, c, yy
