@@ -97,6 +97,40 @@ def test_bad_recordings_exit_2_and_write_nothing(tmp_path, capsys, kind, message
     assert sorted(os.listdir(tmp_path)) == ['bag']
 
 
+def storage_file(bag):
+    """Return the one storage file of a rosbag2 folder (what a user may name instead)."""
+    files = [f for f in os.listdir(bag) if f != 'metadata.yaml']
+    assert len(files) == 1
+    return os.path.join(bag, files[0])
+
+
+@pytest.mark.parametrize('how', ['twice', 'folder and its file', 'validated on'])
+def test_a_recording_named_twice_or_validated_on_exits_2_and_writes_nothing(bags, tmp_path,
+                                                                            capsys, how):
+    """A training copy would not be held out, nor a validation on training data."""
+    bag = bags['train']
+    words = {'twice': [bag, bag], 'folder and its file': [bag, storage_file(bag)],
+             'validated on': [bag, '--validate', storage_file(bag)]}[how]
+    code = main(['identify', *words, '--urdf', PANDA, '--out', str(tmp_path / 'out.urdf'),
+                 '--params-out', str(tmp_path / 'p.yaml')])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert ('the fit does not see' if how == 'validated on' else 'is given twice') in err
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_validation_recording_too_short_exits_2_and_writes_nothing(bags, tmp_path, capsys):
+    """Five samples validate nothing: one clear line instead of a verdict on them."""
+    short = record(tmp_path / 'short', FourierTrajectory.from_yaml(EXCITATION), duration=0.05)
+    out = tmp_path / 'out.urdf'
+    code = main(['identify', bags['train'], '--urdf', PANDA, '--out', str(out),
+                 '--validate', short])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert 'validation needs at least 50' in err
+    assert sorted(os.listdir(tmp_path)) == ['short']
+
+
 @pytest.mark.parametrize('prior', ['0', '-1'])
 def test_a_prior_weight_that_is_not_positive_exits_2_and_writes_nothing(bags, tmp_path,
                                                                         capsys, prior):

@@ -40,8 +40,8 @@ A pipeline of stages, a module each:
    ``--report DIR``).
 
 The nominal model includes the URDF's ``<dynamics damping friction>``.  Bad input (no efforts,
-too few samples, data that excites no joint) ends with a message and exit status 2; weakly
-excited data is identified with a warning.
+too few samples, data that excites no joint, a recording given twice or validated on) ends
+with a message and exit status 2; weakly excited data is identified with a warning.
 
 ``rnea-ros excite --urdf U --duration 30 --out traj.yaml [--joints ...] [--seed N]`` designs an
 excitation trajectory (:mod:`rnea_ros.analysis.excitation`).
@@ -63,11 +63,13 @@ from rnea_ros.analysis.conditioning import (  # noqa: F401 - the stages, importa
 from rnea_ros.analysis.friction_models import FAMILIES
 from rnea_ros.analysis.identification import Accumulator, identify_accumulated
 from rnea_ros.analysis.output import identified_urdf, node_parameters, write_atomic
+from rnea_ros.analysis.recordings import same_recording
 from rnea_ros.analysis.report import plot, residual_rms, summarise, text_report  # noqa: F401
 from rnea_ros.core.model import RobotModel
 from rnea_ros.core.regressor import inertial_parameters, joint_parameters
 
 MAX_FOLDS = 8      # up to this many training recordings, each is held out in turn
+MIN_VALIDATION = 50     # samples of a --validate recording (as of a training one)
 
 CROSSTALK_MODES = ('auto', 'always', 'off')
 
@@ -83,6 +85,24 @@ def crosstalk_tried(mode, recordings):
     if mode not in CROSSTALK_MODES:
         raise ValueError(f'--crosstalk {mode!r}: give one of {", ".join(CROSSTALK_MODES)}')
     return mode == 'always' or (mode == 'auto' and recordings >= 2)
+
+
+def check_recordings(bags, validate=None):
+    """Raise ValueError when a recording is given twice or ``validate`` is a training one.
+
+    Each training recording counts once (with several, each is held out in turn: a copy in
+    the fit would not be held out), and validation is on a recording the fit did not see.
+    """
+    for i, bag in enumerate(bags):
+        for other in bags[:i]:
+            if same_recording(bag, other):
+                raise ValueError(f'BAG {bag!r} is given twice ({other!r} names the same '
+                                 'recording): give each training recording once')
+    if validate is not None:
+        for bag in bags:
+            if same_recording(validate, bag):
+                raise ValueError(f'--validate {validate!r} is the training recording {bag!r}: '
+                                 'validate on a recording the fit does not see')
 
 
 def run_identify(args):
@@ -107,6 +127,7 @@ def _run_identify(args):
     if not args.prior > 0:
         raise ValueError(f'--prior {args.prior}: give a positive weight (1 = one weighted '
                          'equation per prior scale)')
+    check_recordings(args.bags, args.validate)
     fixed = parse_fixed(args.fixed, model)
     scale = parse_effort_scale(getattr(args, 'effort_scale', None), model)
     friction = getattr(args, 'friction', 'auto')
@@ -138,6 +159,9 @@ def _run_identify(args):
                                   method='validation', effort_scale=scale,
                                   sinks=[validation.add]
                                   + ([shown_check.add] if shown_check else []))
+        if validation.samples < MIN_VALIDATION:
+            raise ValueError(f'--validate {args.validate!r}: {validation.samples} samples after '
+                             f'cleaning; validation needs at least {MIN_VALIDATION}')
     x_nom = np.concatenate([inertial_parameters(model), joint_parameters(model)])
     summary = summarise(model, result, x_nom, check, validation)
     summary['effort_scale'] = scale

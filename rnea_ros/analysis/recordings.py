@@ -7,6 +7,7 @@ The first stage of every command that reads a recording (``rnea-ros analyze``, `
 - :func:`iter_joint_states` yields it in chunks (identify: memory does not grow with the
   recording), :func:`count_joint_states` counts its messages from the bag's index;
 - :func:`model_order` maps a recording's joint names to a model's joints;
+  :func:`same_recording` tells two paths of one recording apart from two recordings;
 - :func:`write_joint_states` and :class:`JointStateWriter` write recordings (the demo, the
   simulated bags, tests and benchmarks).
 
@@ -349,6 +350,17 @@ class JointStateWriter:
     def __exit__(self, *exc):
         """Close the bag."""
         self.close()
+
+
+def same_recording(a, b):
+    """Return whether paths ``a`` and ``b`` name one recording.
+
+    The same file or folder (links resolved), or a rosbag2 folder and a storage file directly
+    in it (``bag`` and ``bag/bag_0.mcap``).
+    """
+    import os
+    a, b = os.path.realpath(a), os.path.realpath(b)
+    return a == b or os.path.dirname(a) == b or os.path.dirname(b) == a
 
 
 def model_order(names, model):
