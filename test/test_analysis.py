@@ -101,10 +101,10 @@ def test_without_payload_the_model_matches_the_simulation(urdf):
 def test_bad_inputs_give_clear_errors(tmp_path, urdf, recording, capsys):
     (t, names, Q, QD, E), _ = recording
     bag = tmp_path / 'run'
-    recordings.write_joint_states(bag, t[:20], names[:-1], Q[:20, :-1], QD[:20, :-1],
-                                  E[:20, :-1])
+    recordings.write_joint_states(bag, t[:20], [f'other_{n}' for n in names], Q[:20],
+                                  QD[:20], E[:20])
     assert cli.main(['analyze', str(bag), '--urdf', excitation.UR5]) == 2
-    assert 'lack model joints' in capsys.readouterr().err
+    assert 'name none of the model joints' in capsys.readouterr().err
     assert cli.main(['analyze', str(bag), '--urdf', excitation.UR5, '--topic', '/x']) == 2
     assert "no topic '/x'" in capsys.readouterr().err
     assert cli.main(['analyze', str(tmp_path / 'none'), '--urdf', excitation.UR5]) == 2

@@ -2,7 +2,8 @@
 
 ``rnea-ros analyze BAG --urdf FILE`` reads ``sensor_msgs/JointState`` messages (positions,
 velocities, efforts) from a rosbag2 recording (mcap or sqlite3; :mod:`rnea_ros.analysis.
-recordings`, no ROS installation needed), and for every sample:
+recordings`, no ROS installation needed; model joints the recording lacks, a gripper say, are
+held still at 0 or ``--fixed joint=value``, as identify holds them), and for every sample:
 
 1. conditions the signals as ``rnea-ros identify`` does (:mod:`rnea_ros.analysis.signals`):
    logger duplicates dropped, a uniform time grid, the noise band estimated from the velocity
@@ -36,14 +37,15 @@ import numpy as np
 
 from rnea_ros.analysis import arguments as arg
 from rnea_ros.analysis import signals
+from rnea_ros.analysis.conditioning import parse_fixed
 from rnea_ros.analysis.identification import (FrictionModel, STICK_BAND, SYMMETRIC,
                                               usable_equations)
-from rnea_ros.analysis.recordings import model_order, read_joint_states
+from rnea_ros.analysis.recordings import held_joints, model_order, read_joint_states
 from rnea_ros.core.dynamics import inverse_dynamics_batch
 from rnea_ros.core.friction import STRIBECK_VELOCITY
 from rnea_ros.core.payload import model_with_payload, Payload
 from rnea_ros.core.payload_estimation import default_payload_link
-from rnea_ros.core.urdf import read_urdf
+from rnea_ros.core.urdf import lock_joints, read_urdf
 
 
 # -- signal processing --------------------------------------------------------------------------
@@ -206,18 +208,25 @@ def payload_support(R, QD, Y, fit, band=0.01, law='linear'):
 
 
 def analyze(urdf_xml, t, names, Q, QD, E, payload_link=None, payload_com=(0.0, 0.0, 0.0),
-            window=None, order=2, gravity=None, fit_payload=True, fit_com=False, cutoff=None):
+            window=None, order=2, gravity=None, fit_payload=True, fit_com=False, cutoff=None,
+            fixed=None):
     """Run the analysis on arrays (bag order ``names``); return a dict of results (see module).
 
     The signals are conditioned as identify's (:func:`rnea_ros.analysis.signals.condition`:
     duplicates dropped, uniform grid, estimated or given ``cutoff``, or a Savitzky-Golay
-    ``window``); the results are on that grid.
+    ``window``); the results are on that grid.  Model joints the recording lacks are held
+    still at ``fixed`` ({joint: position}, default 0): the robot is analysed with them locked
+    (:func:`rnea_ros.core.urdf.lock_joints`), and ``held`` in the result names them.
     """
     if E is None:
         raise ValueError('the joint states carry no efforts: nothing to compare with')
     model = model_with_payload(urdf_xml)
     if model.floating_base:
         raise ValueError('analyze supports fixed-base robots only')
+    held = held_joints(names, model, fixed)
+    if held:
+        urdf_xml = lock_joints(urdf_xml, held)
+        model = model_with_payload(urdf_xml)
     cols = model_order(names, model)
     (t, Q, QD, QDD, E), signal_report = signals.condition(
         t, Q[:, cols], None if QD is None else QD[:, cols], E[:, cols], model.joint_names,
@@ -241,7 +250,16 @@ def analyze(urdf_xml, t, names, Q, QD, E, payload_link=None, payload_com=(0.0, 0
             'residual': R, 'rms': np.sqrt(np.mean(R ** 2, axis=0)),
             'max': np.max(np.abs(R), axis=0), 'payload_link': link if fit_payload else None,
             'payload_com': tuple(com.tolist()), 'com_fitted': bool(fit_com and fit_payload),
-            'fit': fit, 'window': window, 'order': order, 'signals': signal_report}
+            'fit': fit, 'window': window, 'order': order, 'signals': signal_report,
+            'held': held}
+
+
+def held_lines(held):
+    """Return the report line naming the joints held still, if any (analyze and observe)."""
+    if not held:
+        return []
+    return ['joints not in the recording, held still (locked in the model): '
+            + ', '.join(f'{j} = {v:g}' for j, v in held.items())]
 
 
 def report(result):
@@ -250,6 +268,7 @@ def report(result):
     t = result['t']
     lines = [f'{model!r}: {t.size} samples over {t[-1]:.3f} s']
     lines += result['signals'].lines()
+    lines += held_lines(result['held'])
     lines += ['', 'residual = measured - model effort (rigid body, no friction, no payload)',
               f"{'joint':<24}{'rms':>10}{'max':>10}{'Fv':>10}{'+-':>8}{'Fs':>10}{'+-':>8}"
               f"{'offset':>10}{'rms after':>11}"]
@@ -289,7 +308,7 @@ def summary(result):
                      'rms_after_fit': fit['rms_after'][j]} for j, n in enumerate(names)}
     joints = {n: {k: float(v) for k, v in d.items()} for n, d in per_joint.items()}
     return {'samples': int(result['t'].size), 'joints': joints,
-            'signals': result['signals'].to_dict(),
+            'signals': result['signals'].to_dict(), 'held_joints': result['held'],
             'payload': {'link': result['payload_link'],
                         'com': [float(c) for c in result['payload_com']],
                         'com_fitted': result['com_fitted'],
@@ -349,6 +368,7 @@ def plot(result, out_dir):
 def add_arguments(parser):
     """Add the ``analyze`` options to an argparse (sub)parser."""
     arg.add_recording(parser)
+    arg.add_fixed(parser)
     parser.add_argument('--out', type=arg.OUTPUT_FOLDER,
                         help='folder for PNG plots (default: no plots)')
     parser.add_argument('--payload-link', type=arg.NAME, help='link for the payload estimate '
@@ -374,9 +394,11 @@ def run(args):
     """Run ``rnea-ros analyze``; return the exit code."""
     urdf_xml = read_urdf(args.urdf)
     t, names, Q, QD, E = read_joint_states(args.bag, args.topic)
+    fixed = parse_fixed(args.fixed, model_with_payload(urdf_xml))
     result = analyze(urdf_xml, t, names, Q, QD, E, payload_link=args.payload_link,
                      payload_com=args.payload_com, window=args.window, order=args.order,
-                     fit_payload=not args.no_payload, fit_com=args.fit_com, cutoff=args.cutoff)
+                     fit_payload=not args.no_payload, fit_com=args.fit_com, cutoff=args.cutoff,
+                     fixed=fixed)
     paths = plot(result, args.out) if args.out else []
     if args.json:
         out = summary(result)

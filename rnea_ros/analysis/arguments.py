@@ -329,6 +329,13 @@ def add_recording(parser):
                         help='JointState topic')
 
 
+def add_fixed(parser):
+    """Add ``--fixed JOINT=VALUE ...``: where the model joints a recording lacks are held."""
+    parser.add_argument('--fixed', nargs='*', metavar='JOINT=VALUE', type=JOINT_VALUE,
+                        help='position of model joints the recording lacks (any sign; default '
+                        '0)')
+
+
 def is_checked(value_type):
     """Return whether an argparse ``type`` is one of this module's checked types."""
     return isinstance(value_type, CHECKED_TYPES)

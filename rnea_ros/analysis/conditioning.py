@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from rnea_ros.analysis import cutoff, signals
-from rnea_ros.analysis.recordings import count_joint_states, iter_joint_states
+from rnea_ros.analysis.recordings import count_joint_states, held_joints, iter_joint_states
 
 
 class Progress:
@@ -201,17 +201,8 @@ def read_recordings(bags, model, topic='/joint_states', window=None, cutoff=None
                 raise ValueError(f'bag {bag!r}: the joint states on {topic!r} carry no efforts; '
                                  'identification needs measured efforts')
             if conditioner is None:
+                held.update(held_joints(names, model, fixed, f'bag {bag!r}'))
                 present = [j for j in model.joint_names if j in names]
-                if not present:
-                    raise ValueError(f'bag {bag!r}: the joint states name none of the model '
-                                     f'joints {list(model.joint_names)}; they name {names}')
-                recorded = [j for j in fixed if j in present]
-                if recorded:
-                    raise ValueError(f'--fixed names joints the recording has: {recorded}; '
-                                     'it holds joints the recording lacks')
-                for j in model.joint_names:
-                    if j not in present:
-                        held[j] = fixed.get(j, 0.0)
                 cols = [names.index(j) for j in present]
                 given = cutoff
                 if isinstance(cutoff, dict):      # the first bag's estimate, by joint

@@ -247,9 +247,7 @@ def add_identify_arguments(parser):
     parser.add_argument('--window', type=arg.WINDOW, metavar='N',
                         help='instead of the low-pass: Savitzky-Golay derivative over N >= 3 '
                              'samples (the earlier default was 21)')
-    parser.add_argument('--fixed', nargs='*', metavar='JOINT=VALUE', type=arg.JOINT_VALUE,
-                        help='position of model joints the recording lacks (any sign; default '
-                        '0)')
+    arg.add_fixed(parser)
     parser.add_argument('--json', action='store_true', help='print JSON')
     parser.add_argument('--effort-scale', nargs='*', metavar='[JOINT=]K', type=arg.SCALE,
                         help='multiply the recorded efforts on reading: one K for every joint '

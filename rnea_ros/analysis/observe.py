@@ -2,9 +2,10 @@
 
 ``rnea-ros observe BAG --urdf FILE [--params PARAMS.yaml] [--gains K ...] [--thresholds T ...]
 [--reversal-thresholds T ...] [--reversal-band V] [--reversal-hold S] [--filter KF]
-[--effort-sampling instant|held] [--hysteresis H] [--min-duration S] [--out DIR] [--json]``
-reads ``sensor_msgs/JointState`` (positions, velocities, efforts) from a rosbag2 recording
-(:func:`rnea_ros.analysis.recordings.read_joint_states`), runs the node's observer
+[--effort-sampling instant|held] [--hysteresis H] [--min-duration S]
+[--fixed JOINT=VALUE ...] [--out DIR] [--json]`` reads ``sensor_msgs/JointState`` (positions,
+velocities, efforts) from a rosbag2 recording (joints it lacks held still, as identify holds
+them; :func:`rnea_ros.analysis.recordings.read_joint_states`), runs the node's observer
 (:func:`rnea_ros.core.observer.observe_recording`: the same code the node runs per cycle) and
 prints per joint the largest and 99.9th percentile of |external torque|, the collisions the
 thresholds would have raised (time, joints) and a threshold suggestion: ``margin`` (default
@@ -47,16 +48,20 @@ import os
 import numpy as np
 
 from rnea_ros.analysis import arguments as arg
-from rnea_ros.analysis.analyze import smoothed_derivative
-from rnea_ros.analysis.recordings import model_order, read_joint_states
+from rnea_ros.analysis.analyze import held_lines, smoothed_derivative
+from rnea_ros.analysis.conditioning import parse_fixed
+from rnea_ros.analysis.recordings import held_joints, model_order, read_joint_states
 from rnea_ros.core import friction as fr
+from rnea_ros.core.checks import coordinate_name
+from rnea_ros.core.model import RobotModel
 from rnea_ros.core.observer import (DEFAULT_REVERSAL_BAND, DEFAULT_REVERSAL_HOLD,
                                     observe_recording, reversal_windows)
-from rnea_ros.core.urdf import parse_urdf, read_urdf
-from rnea_ros.node.params import node_config, node_model, SPECS
+from rnea_ros.core.urdf import lock_joints, parse_urdf, read_urdf
+from rnea_ros.node.params import COEFFICIENT_PARAMETERS, node_config, node_model, SPECS
 
 NODE = 'rnea'           # the node's name: sections of a parameter file that apply to it
 FLOOR = 0.2             # N m or N: the lowest moving threshold suggested
+OBSERVER_ARRAYS = ('observer_gains', 'collision_thresholds', 'collision_reversal_thresholds')
 
 
 def read_params(path, node=NODE):
@@ -87,16 +92,53 @@ def read_params(path, node=NODE):
     return params
 
 
+def without_joints(cfg, held, full, *per_joint):
+    """Return ``cfg`` and each of ``per_joint`` with the entries of the ``held`` joints out.
+
+    For a robot whose held joints are locked (:func:`rnea_ros.core.urdf.lock_joints`): the
+    friction, offset and armature arrays of ``cfg`` lose the entries of those joints (by
+    ``friction_joints``, else ``command_joints``, else the model's joint order) and those
+    joints leave the name lists; the observer's per-joint arrays (``cfg``'s and ``per_joint``,
+    the command line's) lose them where they have one entry per joint of ``full``.
+    """
+    cfg = dict(cfg)
+    key = 'friction_joints' if cfg.get('friction_joints') else (
+        'command_joints' if cfg.get('command_joints') else None)
+    names = list(cfg[key]) if key else list(full.joint_names)
+    keep = [k for k, n in enumerate(names) if n not in held]
+    for name in COEFFICIENT_PARAMETERS:
+        values = cfg.get(name)
+        if values and len(values) == len(names) > 1:
+            cfg[name] = [values[k] for k in keep]
+    for name in ('friction_joints', 'command_joints'):
+        if cfg.get(name):
+            cfg[name] = [n for n in cfg[name] if n not in held]
+    velocity = [k for k in range(full.nv) if coordinate_name(full, k, True) not in held]
+
+    def cut(values):
+        if values is None or np.size(values) != full.nv or full.nv == 1:
+            return values
+        return [float(np.ravel(values)[k]) for k in velocity]
+
+    for name in OBSERVER_ARRAYS:
+        cfg[name] = cut(cfg.get(name))
+    return (cfg, *(cut(v) for v in per_joint))
+
+
 def observe(urdf_xml, t, names, Q, QD, E, params=None, gains=None, thresholds=None,
             hysteresis=None, min_duration=None, margin=1.5, effort_sampling=None,
             reversal_thresholds=None, reversal_band=None, reversal_hold=None, floor=FLOOR,
-            output_filter=None):
+            output_filter=None, fixed=None):
     """Run the observer over arrays in bag order ``names``; return a dict of results.
 
     ``params``: the node's parameters (a parameter file's values, :func:`read_params`): the
     model is the node's (:func:`rnea_ros.node.params.node_model`, fixed base) and arguments
     left None take the node's values (its defaults where ``params`` says nothing).  ValueError
     (a :class:`rnea_ros.node.params.ParameterError`) names an invalid parameter.
+
+    Model joints the recording lacks are held still at ``fixed`` ({joint: position}, default
+    0): the robot is observed with them locked (``held`` in the result), and per-joint values
+    given for every joint lose their entries (:func:`without_joints`).
 
     Suggestions (see the module docstring): ``suggested`` (one threshold per joint),
     ``suggested_moving`` and ``suggested_reversal`` (thresholds gated by velocity reversals,
@@ -107,6 +149,12 @@ def observe(urdf_xml, t, names, Q, QD, E, params=None, gains=None, thresholds=No
     cfg = node_config(params or {})
     if E is None:
         raise ValueError('the joint states carry no efforts: the observer needs them')
+    full = RobotModel.from_urdf_string(urdf_xml)
+    held = held_joints(names, full, fixed)
+    if held:
+        urdf_xml = lock_joints(urdf_xml, held)
+        cfg, gains, thresholds, reversal_thresholds = without_joints(
+            cfg, held, full, gains, thresholds, reversal_thresholds)
     model = node_model(parse_urdf(urdf_xml), dict(cfg, floating_base=False))
     cols = model_order(names, model)
     Q, E = Q[:, cols], E[:, cols]
@@ -148,6 +196,7 @@ def observe(urdf_xml, t, names, Q, QD, E, params=None, gains=None, thresholds=No
     suggested_moving = np.where(outside, np.maximum(margin * moving, floor), suggested)
     suggested_reversal = np.maximum(np.maximum(margin * reversing, jump), suggested_moving)
     result.update(model=model, t=t - t[0], t0=float(t[0]), gains=gains, thresholds=thresholds,
+                  held=held,
                   hysteresis=hysteresis, min_duration=min_duration,
                   reversal_thresholds=reversal_thresholds, reversal_band=band,
                   reversal_hold=hold, max=largest, p999=np.percentile(A, 99.9, axis=0),
@@ -175,13 +224,19 @@ def coulomb_jump(model):
     return out
 
 
+def _floats(values):
+    """Return one value or an array as a list of plain floats (for the report's text)."""
+    return [float(v) for v in np.atleast_1d(values)]
+
+
 def report(result):
     """Return the observer run as readable text."""
     model, t = result['model'], result['t']
     lines = [f'{model!r}: {t.size} samples over {t[-1]:.3f} s, {result["used"]} used',
-             f'gains K = {list(np.atleast_1d(result["gains"]))} 1/s'
+             f'gains K = {_floats(result["gains"])} 1/s'
              + (f', output filter {result["output_filter"]:g} 1/s' if result['output_filter']
                 else '') + '; external torques r in N m (N for prismatic joints)',
+             *held_lines(result['held']),
              f"{'joint':<24}{'max |r|':>10}{'p99.9':>10}{'Fs jump':>10}{'suggest':>10}"
              f"{'moving':>10}{'reversal':>10}{'share':>7}{'moving':>10}{'reversal':>10}"]
     for j, name in enumerate(result['names']):
@@ -209,8 +264,8 @@ def report(result):
         lines.append('no thresholds given: no collision detection (--thresholds)')
     else:
         gated = result['reversal_thresholds']
-        lines.append(f'thresholds {list(np.atleast_1d(result["thresholds"]))}'
-                     + (f' ({list(np.atleast_1d(gated))} in reversal windows)'
+        lines.append(f'thresholds {_floats(result["thresholds"])}'
+                     + (f' ({_floats(gated)} in reversal windows)'
                         if gated is not None else '')
                      + f', hysteresis {result["hysteresis"]:g}, min duration '
                      f'{result["min_duration"]:g} s: '
@@ -237,6 +292,7 @@ def summary(result):
     """Return the observer run as a JSON-friendly dict."""
     t0 = result['t0']
     return {'samples': int(result['t'].size), 'used': result['used'],
+            'held_joints': result['held'],
             'joints': {n: {'max': float(result['max'][j]), 'p99.9': float(result['p999'][j]),
                            'coulomb_jump': float(result['jump'][j]),
                            'suggested_threshold': float(result['suggested'][j]),
@@ -293,6 +349,7 @@ def plot(result, out_dir):
 def add_arguments(parser):
     """Add the ``observe`` options to an argparse (sub)parser."""
     arg.add_recording(parser)
+    arg.add_fixed(parser)
     parser.add_argument('--params', type=arg.YAML_FILE, help="the node's parameter YAML "
                         '(friction, armature, observer settings)')
     parser.add_argument('--gains', nargs='+', type=arg.GAIN, help='K in 1/s, in (0, 1e6]: 1 '
@@ -334,13 +391,14 @@ def run(args):
     params = read_params(args.params) if args.params else {}
     urdf_xml = read_urdf(args.urdf)
     t, names, Q, QD, E = read_joint_states(args.bag, args.topic)
+    fixed = parse_fixed(args.fixed, RobotModel.from_urdf_string(urdf_xml))
     result = observe(urdf_xml, t, names, Q, QD, E, params, gains=args.gains,
                      thresholds=args.thresholds, hysteresis=args.hysteresis,
                      min_duration=args.min_duration, margin=args.margin,
                      effort_sampling=args.effort_sampling,
                      reversal_thresholds=args.reversal_thresholds,
                      reversal_band=args.reversal_band, reversal_hold=args.reversal_hold,
-                     floor=args.floor, output_filter=args.output_filter)
+                     floor=args.floor, output_filter=args.output_filter, fixed=fixed)
     path = plot(result, args.out) if args.out else None
     if args.json:
         out = summary(result)

@@ -6,7 +6,8 @@ The first stage of every command that reads a recording (``rnea-ros analyze``, `
 - :func:`read_joint_states` returns the whole recording as arrays (analyze, observe);
 - :func:`iter_joint_states` yields it in chunks (identify: memory does not grow with the
   recording), :func:`count_joint_states` counts its messages from the bag's index;
-- :func:`model_order` maps a recording's joint names to a model's joints;
+- :func:`model_order` maps a recording's joint names to a model's joints, :func:`held_joints`
+  says which model joints a recording lacks and where they are held;
   :func:`same_recording` tells two paths of one recording apart from two recordings;
 - :func:`write_joint_states` and :class:`JointStateWriter` write recordings (the demo, the
   simulated bags, tests and benchmarks).
@@ -361,6 +362,25 @@ def same_recording(a, b):
     import os
     a, b = os.path.realpath(a), os.path.realpath(b)
     return a == b or os.path.dirname(a) == b or os.path.dirname(b) == a
+
+
+def held_joints(names, model, fixed=None, bag='the recording'):
+    """Return {joint: position} of the model joints that a recording's ``names`` lack.
+
+    Each is held still at ``fixed[joint]`` (``--fixed joint=value``), else at 0.  ValueError
+    when the recording names none of the model's joints, or ``fixed`` names a joint it has
+    (``--fixed`` holds the joints a recording lacks).
+    """
+    fixed = dict(fixed or {})
+    present = [j for j in model.joint_names if j in names]
+    if not present:
+        raise ValueError(f'{bag}: the joint states name none of the model joints '
+                         f'{list(model.joint_names)}; they name {list(names)}')
+    recorded = [j for j in fixed if j in present]
+    if recorded:
+        raise ValueError(f'--fixed names joints the recording has: {recorded}; it holds '
+                         'joints the recording lacks')
+    return {j: fixed.get(j, 0.0) for j in model.joint_names if j not in present}
 
 
 def model_order(names, model):

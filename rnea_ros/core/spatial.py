@@ -17,6 +17,8 @@ formulas are otherwise those of the book.  These functions are the readable refe
 kernels in :mod:`rnea_ros.core.kernels` compute the same products without forming 6x6 matrices.
 """
 
+import math
+
 import numpy as np
 
 
@@ -54,6 +56,18 @@ def rot_axis(axis, theta):
 def rpy_to_matrix(rpy):
     """Return the URDF rotation of fixed-axis roll, pitch, yaw: Rz(yaw) Ry(pitch) Rx(roll)."""
     return rotz(rpy[2]) @ roty(rpy[1]) @ rotx(rpy[0])
+
+
+def matrix_to_rpy(R):
+    """Return the URDF roll, pitch, yaw of a rotation matrix (inverse of :func:`rpy_to_matrix`).
+
+    At pitch +-pi/2 (gimbal lock) roll is 0 and yaw takes the whole rotation about z.
+    """
+    R = np.asarray(R, dtype=float)
+    pitch = math.asin(max(-1.0, min(1.0, -R[2, 0])))
+    if abs(R[2, 0]) < 1.0 - 1e-12:
+        return (math.atan2(R[2, 1], R[2, 2]), pitch, math.atan2(R[1, 0], R[0, 0]))
+    return (0.0, pitch, math.atan2(-R[0, 1], R[1, 1]))
 
 
 def quat_to_matrix(quat):

@@ -9,6 +9,8 @@ file and topic), payloads, the simulator and the launch helpers.
 - :func:`parse_xml` checks well-formedness, the ``<robot>`` root and the nesting depth
   (:data:`MAX_DEPTH`: deeper documents are refused before any recursive code sees them) and
   returns the ElementTree root, for tools that edit the XML (simulator, ros2_control block).
+- :func:`lock_joints` returns the URDF with some joints fixed at given positions (a recording
+  that lacks them: the tools hold them there).
 - :func:`parse_urdf` reads links and joints with urdfdom-py (the ROS-maintained parser) and
   checks the numbers the dynamics relies on: joint limits and mimic coefficients must be
   numbers (NaN is refused), mimic coefficients finite, ``effort`` and ``velocity`` >= 0.  An
@@ -23,6 +25,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from rnea_ros.core.spatial import matrix_to_rpy, rot_axis, rpy_to_matrix
 from rnea_ros.core.specs import JointSpec, LinkSpec, spec_from_urdf_origin
 
 MAX_URDF_BYTES = 32 * 1024 * 1024     # the largest URDF file read (bytes)
@@ -201,3 +204,68 @@ def parse_urdf(xml):
     links = [_link_spec(link) for link in robot.links]
     joints = [_joint_spec(j) for j in robot.joints]
     return robot.name, links, joints
+
+
+MOVABLE = ('revolute', 'continuous', 'prismatic')
+
+
+def lock_joints(xml, positions):
+    """Return URDF text with each joint of ``positions`` ({joint: q}) fixed at q.
+
+    A locked joint becomes ``type="fixed"`` with its motion at q folded into its origin (a
+    rotation about its axis after the origin's for a revolute or continuous joint, a shift
+    along its axis for a prismatic one): the kinematics and dynamics of every other joint are
+    those of the original robot with that joint held at q.  A joint that mimics a locked joint
+    is locked too, at ``multiplier q + offset``.  ValueError names a joint that is not a
+    revolute, continuous or prismatic joint of the robot, or a position that is not finite.
+    """
+    root = parse_xml(xml)
+    joints = {j.get('name'): j for j in root.findall('joint')}
+    locked = {}
+    for name, q in positions.items():
+        joint = joints.get(name)
+        if joint is None or joint.get('type') not in MOVABLE:
+            movable = [n for n, j in joints.items() if j.get('type') in MOVABLE]
+            raise ValueError(f'cannot hold {name!r}: not a moving joint of the robot; its '
+                             f'moving joints: {movable}')
+        if not math.isfinite(float(q)):
+            raise ValueError(f'cannot hold {name!r} at {q}: the position must be finite')
+        locked[name] = float(q)
+    changed = True
+    while changed:                      # mimic joints follow their locked driver
+        changed = False
+        for name, joint in joints.items():
+            mimic = joint.find('mimic')
+            if name in locked or mimic is None or mimic.get('joint') not in locked:
+                continue
+            locked[name] = (float(mimic.get('multiplier', 1.0)) * locked[mimic.get('joint')]
+                            + float(mimic.get('offset', 0.0)))
+            changed = True
+    for name, q in locked.items():
+        _fold(joints[name], q)
+    return ET.tostring(root, encoding='unicode')
+
+
+def _fold(joint, q):
+    """Make a joint element fixed at q, its motion folded into its <origin>."""
+    origin = joint.find('origin')
+    values = {key: [float(v) for v in origin.get(key, '0 0 0').split()]
+              if origin is not None else [0.0, 0.0, 0.0] for key in ('xyz', 'rpy')}
+    axis_element = joint.find('axis')
+    axis = np.array([float(v) for v in axis_element.get('xyz', '1 0 0').split()]
+                    if axis_element is not None else [1.0, 0.0, 0.0])
+    axis = axis / np.linalg.norm(axis)
+    R = rpy_to_matrix(values['rpy'])
+    xyz = np.array(values['xyz'])
+    if joint.get('type') == 'prismatic':
+        xyz = xyz + R @ axis * q
+    else:
+        R = R @ rot_axis(axis, q)
+    if origin is None:
+        origin = ET.SubElement(joint, 'origin')
+    origin.set('xyz', ' '.join(repr(float(v)) for v in xyz))
+    origin.set('rpy', ' '.join(repr(float(v)) for v in matrix_to_rpy(R)))
+    joint.set('type', 'fixed')
+    for tag in ('axis', 'limit', 'mimic', 'dynamics', 'safety_controller', 'calibration'):
+        for child in joint.findall(tag):
+            joint.remove(child)
