@@ -70,3 +70,14 @@ def test_the_command_names_the_held_joints(log, tmp_path, capsys, command):
     code = main([command, bag, '--urdf', rec.urdf, '--fixed', 'panda_joint1=0.1'])
     err = capsys.readouterr().err
     assert code == 2 and 'holds joints the recording lacks' in err
+
+
+def test_observe_holds_the_node_parameters_fixed_joints_where_the_node_holds_them(log):
+    rec, lacking, _ = log
+    params = {'fixed_joints': list(FINGERS), 'fixed_joint_positions': [0.02, 0.03],
+              'friction_joints': list(rec.names) + list(FINGERS),
+              'friction_viscous': [0.1] * 9}
+    result = observe(read_urdf(rec.urdf), *lacking, params=params)
+    assert result['held'] == HELD
+    viscous = result['model'].joint_term_options()['friction_viscous']
+    assert viscous == dict.fromkeys(rec.names, 0.1)     # the fingers' entries taken out

@@ -57,7 +57,8 @@ from rnea_ros.core.model import RobotModel
 from rnea_ros.core.observer import (DEFAULT_REVERSAL_BAND, DEFAULT_REVERSAL_HOLD,
                                     observe_recording, reversal_windows)
 from rnea_ros.core.urdf import lock_joints, parse_urdf, read_urdf
-from rnea_ros.node.params import COEFFICIENT_PARAMETERS, node_config, node_model, SPECS
+from rnea_ros.node.params import (COEFFICIENT_PARAMETERS, fixed_joint_positions, node_config,
+                                  node_model, SPECS)
 
 NODE = 'rnea'           # the node's name: sections of a parameter file that apply to it
 FLOOR = 0.2             # N m or N: the lowest moving threshold suggested
@@ -113,6 +114,7 @@ def without_joints(cfg, held, full, *per_joint):
     for name in ('friction_joints', 'command_joints'):
         if cfg.get(name):
             cfg[name] = [n for n in cfg[name] if n not in held]
+    cfg['fixed_joints'], cfg['fixed_joint_positions'] = [], []     # locked in the model now
     velocity = [k for k in range(full.nv) if coordinate_name(full, k, True) not in held]
 
     def cut(values):
@@ -136,7 +138,8 @@ def observe(urdf_xml, t, names, Q, QD, E, params=None, gains=None, thresholds=No
     left None take the node's values (its defaults where ``params`` says nothing).  ValueError
     (a :class:`rnea_ros.node.params.ParameterError`) names an invalid parameter.
 
-    Model joints the recording lacks are held still at ``fixed`` ({joint: position}, default
+    Model joints the recording lacks are held still at ``fixed`` ({joint: position}; default:
+    the parameters' ``fixed_joints`` at ``fixed_joint_positions``, as the node holds them, else
     0): the robot is observed with them locked (``held`` in the result), and per-joint values
     given for every joint lose their entries (:func:`without_joints`).
 
@@ -150,6 +153,10 @@ def observe(urdf_xml, t, names, Q, QD, E, params=None, gains=None, thresholds=No
     if E is None:
         raise ValueError('the joint states carry no efforts: the observer needs them')
     full = RobotModel.from_urdf_string(urdf_xml)
+    if not fixed and cfg.get('fixed_joints'):          # the node's own: as it holds them
+        index, values = fixed_joint_positions(cfg, full.joint_names)
+        fixed = {full.joint_names[i]: float(v) for i, v in zip(index, values)
+                 if full.joint_names[i] not in names}
     held = held_joints(names, full, fixed)
     if held:
         urdf_xml = lock_joints(urdf_xml, held)
