@@ -1,8 +1,8 @@
 """Holding joints a recording lacks: the URDF with those joints fixed (core.urdf.lock_joints).
 
 The identity checked: the locked robot's inverse dynamics on its joints equals the full
-robot's with the locked joints held still at their positions, for revolute and prismatic
-joints, whatever the other joints do.
+robot's with the locked joints held still at their positions, for revolute, continuous and
+prismatic joints, whatever the other joints do.
 """
 
 import numpy as np
@@ -17,7 +17,8 @@ CASES = [('panda', {'panda_finger_joint1': 0.02, 'panda_finger_joint2': 0.035}),
          ('panda', {'panda_joint7': -0.7, 'panda_finger_joint1': 0.0,
                     'panda_finger_joint2': 0.0}),
          ('ur5', {'shoulder_pan_joint': 1.3}),
-         ('ur5', {'wrist_3_joint': -2.0, 'elbow_joint': 0.4})]
+         ('ur5', {'wrist_3_joint': -2.0, 'elbow_joint': 0.4}),
+         ('double_pendulum_continuous', {'joint1': 2.5})]
 
 
 @pytest.mark.parametrize('robot, held', CASES, ids=[f'{r}-{"+".join(h)}' for r, h in CASES])
