@@ -67,8 +67,10 @@ lint: venv
 
 test: test-kilted test-jazzy
 
+# Two workers (pytest-xdist): the tests that use ROS in one, in file order, the others beside
+# them, one module at a time (test/conftest.py groups them).
 test-kilted: venv
-	$(BIN)/python -m pytest -q -rs test
+	$(BIN)/python -m pytest -q -rs -n 2 --dist loadgroup test
 
 test-jazzy: venv-jazzy
 	AMENT_PREFIX_PATH=$(abspath $(JAZZY_VENV)) $(JAZZY_BIN)/python -m pytest -q -rs \

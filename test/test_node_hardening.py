@@ -299,9 +299,12 @@ def test_description_republished_while_joint_states_stream_at_1khz(make, panda):
     thread = threading.Thread(target=stream)
     thread.start()
     try:
-        for xml in (heavy_xml, panda_xml, heavy_xml, panda_xml):
+        for xml, model in ((heavy_xml, heavy), (panda_xml, panda)) * 2:
             h.spin_for(0.15)
             h.description.publish(String(data=xml))
+            # the next swap only once this model answers (a busy machine delays a build)
+            h.spin_until(lambda: h.efforts and tuple(h.efforts[-1].name) ==
+                         tuple(model.joint_names), timeout=10.0)
         h.spin_for(0.3)
     finally:
         stop.set()
