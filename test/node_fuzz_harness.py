@@ -191,15 +191,24 @@ class Target:
             'get': self.peer.create_client(GetParameters, f'{self.name}/get_parameters'),
             'set_parameters': self.peer.create_client(SetParameters,
                                                       f'{self.name}/set_parameters')}
-        for service, types in self.peer.get_service_names_and_types_by_node(
-                self.node.get_name(), self.node.get_namespace()):
-            if 'rcl_interfaces/srv/SetParametersAtomically' in types:
-                self.clients[service.rsplit('/', 1)[-1]] = self.peer.create_client(
-                    SetParametersAtomically, service)
+        # The graph reaches the peer by discovery: wait until it shows the node's own atomic
+        # service (every rclpy node has one) before listing the others, or a loaded machine
+        # lists a partial graph.
+        assert self.spin_until(lambda: f'{self.name}/set_parameters_atomically' in
+                               self.atomic_services(), 30.0)
+        for service in self.atomic_services():
+            self.clients[service.rsplit('/', 1)[-1]] = self.peer.create_client(
+                SetParametersAtomically, service)
         assert self.spin_until(lambda: all(c.service_is_ready() for c in self.clients.values())
                                and self.probe.ready(), 30.0)
         self.baseline = self.probe.ask()
         assert self.baseline is not None and all(map(math.isfinite, _flat(self.baseline)))
+
+    def atomic_services(self):
+        """Return the node's services of type SetParametersAtomically the graph shows now."""
+        return [service for service, types in self.peer.get_service_names_and_types_by_node(
+                self.node.get_name(), self.node.get_namespace())
+                if 'rcl_interfaces/srv/SetParametersAtomically' in types]
 
     def start(self):
         """(Re)start the node (after a request killed it)."""

@@ -196,6 +196,16 @@ class MessageFuzzer:
         self.outputs = 0
         self.delivered = {}
         node, peer = target.node, target.peer
+        # The peer sees the node's endpoints by discovery, one by one: wait until its graph
+        # shows as many as the node (in-process) has made, or a loaded machine lists a part.
+        where = node.get_name(), node.get_namespace()
+        assert target.spin_until(lambda: (
+            len(peer.get_publisher_names_and_types_by_node(*where)) >=
+            len({p.topic_name for p in node.publishers}) and
+            len(peer.get_subscriber_names_and_types_by_node(*where)) >=
+            len({s.topic_name for s in node.subscriptions}) and
+            len(peer.get_service_names_and_types_by_node(*where)) >=
+            len({s.srv_name for s in node.services})), 30.0)
         self.watch = []
         for topic, types in peer.get_publisher_names_and_types_by_node(
                 node.get_name(), node.get_namespace()):
