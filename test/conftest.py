@@ -30,9 +30,35 @@ def uses_ros(path):
     return _uses_ros[path]
 
 
+def group_of(path):
+    """Return the xdist group of the test module at ``path``: 'ros' or the module itself."""
+    return 'ros' if uses_ros(path) else os.path.relpath(path, HERE)
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark each test with its module's xdist group (the shared 'ros' one or its own)."""
     for item in items:
-        path = str(item.fspath)
-        group = 'ros' if uses_ros(path) else os.path.relpath(path, HERE)
-        item.add_marker(pytest.mark.xdist_group(group))
+        item.add_marker(pytest.mark.xdist_group(group_of(str(item.fspath))))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """With ``--dist loadgroup``, schedule by :func:`group_of` (the marks alone do not).
+
+    xdist 3.8 groups tests by appending the group to each test's id, which pytest 9 no longer
+    lets it change: every test would then be a group of its own and ROS modules would run on
+    both workers at once.  This scheduler reads the group from the test's module instead.
+    """
+    if config.getvalue('dist') != 'loadgroup':
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    root = str(config.rootpath)
+
+    class ModuleGroupScheduling(LoadScopeScheduling):
+        """xdist's scheduling by scope, a test's scope being its module's group."""
+
+        def _split_scope(self, nodeid):
+            return group_of(os.path.join(root, nodeid.split('::')[0]))
+
+    return ModuleGroupScheduling(config, log)
