@@ -6,6 +6,7 @@ the nodes over topics and services on its own ROS_DOMAIN_ID, stops it with SIGIN
 does, and checks the exit: return code 0, every process "finished cleanly", no traceback.
 Skipped only where the ROS 2 ``launch`` packages are not importable at all.
 """
+import glob
 import os
 import random
 import shutil
@@ -64,7 +65,31 @@ def workspace(tmp_path_factory):
                            timeout=600)
     assert build.returncode == 0, build.stdout + build.stderr
     assert (ws / 'install' / 'rnea_ros' / 'lib' / 'rnea_ros' / 'rnea_node').exists()
+    seed_kernel_cache(ws)
     return ws, env
+
+
+def seed_kernel_cache(ws):
+    """Copy this tree's numba cache of the kernels into the installed package (CI time).
+
+    numba keys a cached kernel on its source file's content, the same in the install: the first
+    launch then loads the kernels instead of compiling them (about 35 s, once per ROS
+    distribution's run).  A user's first start compiles; the notice it logs meanwhile is
+    tested in test_issue23_node.  Files the tree does not have yet are compiled as usual.
+    """
+    installed = glob.glob(str(ws / 'install' / 'rnea_ros' / 'lib' / 'python*' /
+                              'site-packages' / 'rnea_ros'))
+    if not installed:
+        return
+    tree = os.path.join(ROOT, 'rnea_ros')
+    for folder, _, files in os.walk(tree):
+        if os.path.basename(folder) != '__pycache__':
+            continue
+        target = os.path.join(installed[0], os.path.relpath(folder, tree))
+        for name in files:
+            if name.endswith(('.nbi', '.nbc', '.sha256')):
+                os.makedirs(target, exist_ok=True)
+                shutil.copy2(os.path.join(folder, name), target)
 
 
 def _default_interrupt():
