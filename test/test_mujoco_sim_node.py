@@ -153,6 +153,67 @@ def test_wait_for_first_command_freezes_time(context):
                                    for s in observer.states)
 
 
+class BurstController:
+    """Test helper: slow on its first states, then answers the queued held states in a burst.
+
+    Held states (no efforts) are kept until ``queue`` of them arrived, then answered one at
+    once and the rest every 2 ms, minus the ``dropped`` first ones (never answered, as by a
+    controller still loading). A running state stamped t is answered at once with t on every
+    joint, so a recorded effort names the state it answered.
+    """
+
+    def __init__(self, context, queue=3, dropped=0):
+        """Create the helper node."""
+        self.node = rclpy.create_node('burst_controller', context=context)
+        self.publisher = self.node.create_publisher(
+            Float64MultiArray, '/effort_controller/commands', 10)
+        self.node.create_subscription(JointState, '/joint_states', self.on_state, 10)
+        self.queue, self.dropped, self.held, self.owed = queue, dropped, 0, 0
+        self.timer = None
+
+    def answer(self, stamp):
+        """Publish the command answering a state stamped ``stamp``."""
+        seconds = stamp.sec + 1e-9 * stamp.nanosec
+        self.publisher.publish(Float64MultiArray(data=[seconds] * len(JOINTS)))
+
+    def on_state(self, msg):
+        """Queue held states until the burst; answer running states at once."""
+        if msg.effort:
+            self.answer(msg.header.stamp)
+            return
+        self.held += 1
+        if self.held == self.queue:
+            self.owed = self.queue - self.dropped - 1
+            self.answer(msg.header.stamp)
+            self.timer = self.node.create_timer(0.002, self.on_burst)
+
+    def on_burst(self):
+        """Send one more answer to a held state (stamp 0) of the burst."""
+        if self.owed > 0:
+            self.owed -= 1
+            self.answer(Clock().clock)
+
+
+@pytest.mark.parametrize('dropped', [0, 1])
+def test_lock_step_pairs_each_step_with_its_answer_after_a_burst_of_held_answers(
+        context, tmp_path, dropped):
+    """Answers to held states still in flight never pass for the answer to a running step.
+
+    The controller answers the held states it queued in a burst (all of them, or all but one
+    it dropped); every running step is then applied the command answering its own state.
+    """
+    record = str(tmp_path / 'run.npz')
+    sim = simulator(context, wait_for_first_command=True, duration=0.05, record_file=record)
+    controller = BurstController(context, dropped=dropped)
+    loop = run(context, sim, controller)
+    loop.finish()
+    saved = load_record(record)
+    assert sim.simulation.steps == 50 and sim.lock_step_timeouts == 0
+    assert controller.owed == 0 and sim.commands_received == 51 + 3 - dropped
+    applied = saved['effort'][1:, 0]
+    np.testing.assert_allclose(applied, saved['time'][:-1], atol=1e-12)
+
+
 def test_robot_description_topic_and_command_order(context):
     """The URDF can come from /robot_description (transient local); joints sets the order."""
     latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,

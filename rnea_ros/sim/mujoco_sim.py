@@ -31,6 +31,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
+SETTLE_S = 0.25     # lock-step: quiet (wall s) after which no answer to a held state is due
+
 PARAMETERS = (
     # name, default, type, description
     ('robot_description', '', ParameterType.PARAMETER_STRING,
@@ -419,6 +421,7 @@ class SimulationLoop:
         """Use ``executor`` (with ``node`` added) to process messages between steps."""
         self.node = node
         self.executor = executor
+        self.held = 0       # held states published (each answered at most once)
 
     def ok(self):
         """Return True while the node's ROS context runs and no SIGINT/SIGTERM arrived."""
@@ -445,7 +448,25 @@ class SimulationLoop:
         """Republish the frozen state (no efforts) at 10 Hz until ``release()`` is true."""
         while self.ok() and not release():
             self.node.publish_state(held=True)
+            self.held += 1
             self.spin_until(time.monotonic() + 0.1, release)
+
+    def settle(self, timeout):
+        """Lock-step: take the answers to held states still in flight before the first step.
+
+        A controller that was slow on its first state (loading, compiling) answers the held
+        states queued meanwhile in a burst. A command is not stamped, so one of them arriving
+        while the first step waits would pass for its answer, and every later step would take
+        the answer to the state before it. Wait until each held state is answered, or no
+        command came for ``SETTLE_S`` (some were dropped before the controller was ready).
+        """
+        node = self.node
+        deadline = time.monotonic() + timeout
+        while self.ok() and node.commands_received < self.held:
+            count = node.commands_received
+            if not self.spin_until(min(deadline, time.monotonic() + SETTLE_S),
+                                   lambda: node.commands_received > count):
+                return
 
     def run(self):
         """Run the simulation until ``duration`` is reached or ROS shuts down."""
@@ -461,6 +482,8 @@ class SimulationLoop:
             self.hold(lambda: node.commands_received > 0)
         lock_step = node.param('lock_step')
         lock_timeout = node.param('lock_step_timeout')
+        if lock_step:
+            self.settle(lock_timeout)
         factor = node.param('real_time_factor')
         duration = node.param('duration')
         period = simulation.timestep / factor if factor > 0 else 0.0
