@@ -69,6 +69,7 @@ class Harness:
         self.efforts, self.commands, self.wrenches, self.diagnostics = [], [], {}, []
         self.delivered = {}
         self._stamp = 0
+        self.sec = 1000         # joint-state stamps: sec + nanoseconds (0: a simulated clock)
         peer = self.peer
         self.subs = [peer.create_subscription(JointState, '/rnea/joint_efforts',
                                               self.efforts.append, 100),
@@ -145,7 +146,7 @@ class Harness:
         self._stamp += 1
         msg = JointState(name=list(names), position=[float(x) for x in q],
                          velocity=[float(x) for x in qd])
-        msg.header.stamp = Time(sec=1000, nanosec=self._stamp)
+        msg.header.stamp = Time(sec=self.sec, nanosec=self._stamp)
         self.pubs['joint_states'].publish(msg)
         if not wait:
             return self._stamp
@@ -155,7 +156,7 @@ class Harness:
     def answer(self, stamp):
         """Return the joint_efforts message answering input ``stamp``, or None."""
         for msg in self.efforts:
-            if msg.header.stamp.sec == 1000 and msg.header.stamp.nanosec == stamp:
+            if msg.header.stamp.sec == self.sec and msg.header.stamp.nanosec == stamp:
                 return msg
         return None
 
@@ -308,12 +309,48 @@ def test_reference_sync_answers_a_joint_state_only_with_the_reference_of_its_sta
         h.publish('reference', new)
         h.spin_until(lambda: h.answer(stamp) is not None)
         np.testing.assert_allclose(h.answer(stamp).effort, new_effort, rtol=1e-12)
-        # An unstamped reference (stamp 0) is never waited for.
+        # Against wall-clock joint states a reference stamped 0 (ROS's 'now') is not waited for.
         unstamped, unstamped_effort = reference(7, 0)
         unstamped.header.stamp = Time(sec=0, nanosec=0)
         h.publish('reference', unstamped)
         out = h.joint_state(panda.joint_names, q, qd)
         np.testing.assert_allclose(out.effort, unstamped_effort, rtol=1e-12)
+
+
+def test_reference_sync_takes_a_point_stamped_0_for_the_point_of_simulated_time_0(make, panda):
+    """A simulator's clock starts at 0: its first reference point is stamped 0, not unstamped.
+
+    The joint state of the next step must wait for the point of its own stamp, not be answered
+    with the point of t = 0 (the demo's lock-step runs start so).
+    """
+    kp, kd = 100.0, 20.0
+    q, qd, _ = _state(panda, seed=4)
+    names = list(panda.joint_names[:8])
+    h = make(mode='computed_torque', kp=[kp], kd=[kd], clamp_efforts=False,
+             reference_sync=True)
+    h.sec = 0
+
+    def reference(seed, nanosec):
+        q_ref, qd_ref, qdd_ref = _state(panda, seed=seed)
+        msg = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint(
+            positions=list(q_ref[:8]), velocities=list(qd_ref[:8]),
+            accelerations=list(qdd_ref[:8]))])
+        msg.header.stamp = Time(sec=0, nanosec=nanosec)
+        for ref in (q_ref, qd_ref, qdd_ref):
+            ref[8] = ref[7]
+        return msg, inverse_dynamics(panda, q, qd,
+                                     qdd_ref + kp * (q_ref - q) + kd * (qd_ref - qd))
+
+    first, _ = reference(5, 0)                        # the point of t = 0
+    h.publish('reference', first)
+    h.spin_for(0.2)
+    stamp = h.joint_state(panda.joint_names, q, qd, wait=False)
+    h.spin_for(0.3)
+    assert h.answer(stamp) is None, 'answered with the point of t = 0'
+    own, own_effort = reference(6, stamp)
+    h.publish('reference', own)
+    h.spin_until(lambda: h.answer(stamp) is not None)
+    np.testing.assert_allclose(h.answer(stamp).effort, own_effort, rtol=1e-12)
 
 
 # -- inputs -----------------------------------------------------------------------------------

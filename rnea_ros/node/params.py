@@ -101,10 +101,11 @@ PARAMETERS = (
     ParamSpec('reference_sync', 'bool', False,
               'computed_torque, event driven (rate 0): answer a joint state only once a '
               '~/reference point stamped at or after its stamp is in (header.stamp + '
-              'time_from_start of points[0]; unstamped references are not waited for), up to '
-              'desired_timeout behind the stream. For lock-step simulators: the command then '
-              'never uses the reference of the previous step. Off: the newest reference is '
-              'used.'),
+              'time_from_start of points[0]), up to desired_timeout behind the stream. A '
+              'header stamp of 0 is time 0 (the first point of a simulated clock); against '
+              'joint states stamped on the wall clock it is far behind, so a reference stamped '
+              '0 there is not waited for. For lock-step simulators: the command then never '
+              'uses the reference of the previous step. Off: the newest reference is used.'),
     ParamSpec('joint_state_timeout', 'double', 0.5,
               'Seconds (steady clock) without joint states after which commands stop and '
               'diagnostics report ERROR.', low=0.001, high=3600.0),

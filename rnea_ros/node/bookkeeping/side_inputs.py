@@ -80,13 +80,16 @@ class ReferenceInput:
         self.qdd = np.zeros(n)
         self.active = np.zeros(n, dtype=bool)
         self.stamp = -math.inf
-        self.time = -math.inf       # header.stamp + time_from_start of the point (s), if stamped
+        self.time = -math.inf       # header.stamp + time_from_start of the point (s)
 
     def from_trajectory(self, names, points, now, header_time=None):
         """Take points[0] by joint name; None or why it was rejected.
 
-        ``header_time``: the message's header stamp in seconds (None or 0: unstamped); the
-        point's time is then ``header_time + points[0].time_from_start`` (:attr:`time`).
+        ``header_time``: the message's header stamp in seconds (None: unstamped); the point's
+        time is then ``header_time + points[0].time_from_start`` (:attr:`time`). A stamp of 0
+        is time 0, as a simulated clock starts: against joint states stamped on the wall clock
+        such a point is decades behind, so :meth:`behind` never waits for it (ROS's 'stamp 0:
+        now' still holds there), while a simulator's point of t = 0 is not taken for unstamped.
         """
         if not points:
             return 'trajectory has no points'
@@ -111,7 +114,7 @@ class ReferenceInput:
             return error or f'unknown joints {truncated(unknown)}'
         self._store(dst, src, fields)
         self.stamp = now
-        if header_time:
+        if header_time is not None:
             offset = point.time_from_start
             self.time = header_time + offset.sec + 1e-9 * offset.nanosec
         else:
@@ -122,7 +125,8 @@ class ReferenceInput:
         """Return whether a stamped reference stream has not reached ``stamp`` (s) yet.
 
         True only while its last point is less than :attr:`timeout` behind ``stamp`` (a stream
-        that stopped, or an unstamped one, is not waited for).
+        that stopped, an unstamped one, or one stamped 0 against wall-clock joint states, is
+        not waited for).
         """
         return math.isfinite(self.time) and 0.0 < stamp - self.time <= self.timeout
 
