@@ -67,14 +67,14 @@ lint: venv
 
 test: test-kilted test-jazzy
 
-# Two workers (pytest-xdist): the tests that use ROS in one, in file order, the others beside
-# them, one module at a time (test/conftest.py groups them).
+# Two workers (pytest-xdist), one module at a time on each; each worker's ROS participants keep
+# to a domain slice of its own (test/ros_domains.py, test/conftest.py).
 test-kilted: venv
-	$(BIN)/python -m pytest -q -rs -n 2 --dist loadgroup test
+	$(BIN)/python -m pytest -q -rs -n 2 --dist loadfile test
 
 test-jazzy: venv-jazzy
 	AMENT_PREFIX_PATH=$(abspath $(JAZZY_VENV)) $(JAZZY_BIN)/python -m pytest -q -rs \
-	    -p no:cacheprovider $(JAZZY_TESTS)
+	    -p no:cacheprovider -n 2 --dist loadfile $(JAZZY_TESTS)
 
 demo: venv
 	$(BIN)/python -m rnea_ros.demo --out out/demo

@@ -1,64 +1,20 @@
-"""Test-run layout: with pytest-xdist (``make test`` runs two workers), no two ROS tests at once.
+"""Test-run setup: each pytest-xdist worker's ROS participants keep to a domain slice of its own.
 
-Tests that start ROS participants (rclpy, the demo's processes, ``ros2 launch``) pick their
-ROS_DOMAIN_ID per module, some at random; two of them in parallel could hear each other. Every
-module that uses ROS (its text or a test helper it imports names ``rclpy`` or a domain id) goes
-into one xdist group, which one worker runs in file order; every other module is a group of
-its own, so that its module-scoped fixtures are computed once. Without xdist this changes
-nothing.
+``make test`` runs two workers (``--dist loadfile``: one module at a time on each), so two ROS
+tests can run at once. Every test names its domain through :func:`ros_domains.pick`; anything
+started without one (``rclpy.init()`` with no domain id, ``ros2 launch``, a subprocess) takes
+``ROS_DOMAIN_ID``, which is set here to a domain of this worker's slice. Without xdist the
+whole range is one slice.
 """
 import os
-import re
 
-import pytest
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROS_WORDS = re.compile(r'\brclpy\b|DOMAIN_ID')
-HELPER_IMPORT = re.compile(r'^\s*(?:from|import)\s+(\w+)', re.MULTILINE)
-_uses_ros = {}
+import ros_domains
 
 
-def uses_ros(path):
-    """Return whether the test module at ``path`` (or a test helper it imports) uses ROS."""
-    if path not in _uses_ros:
-        _uses_ros[path] = False                      # a cycle of helpers ends here
-        with open(path, encoding='utf-8') as stream:
-            text = stream.read()
-        helpers = [os.path.join(HERE, name + '.py') for name in HELPER_IMPORT.findall(text)]
-        _uses_ros[path] = bool(ROS_WORDS.search(text)) or any(
-            uses_ros(helper) for helper in helpers if os.path.isfile(helper))
-    return _uses_ros[path]
-
-
-def group_of(path):
-    """Return the xdist group of the test module at ``path``: 'ros' or the module itself."""
-    return 'ros' if uses_ros(path) else os.path.relpath(path, HERE)
-
-
-def pytest_collection_modifyitems(config, items):
-    """Mark each test with its module's xdist group (the shared 'ros' one or its own)."""
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(group_of(str(item.fspath))))
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    """With ``--dist loadgroup``, schedule by :func:`group_of` (the marks alone do not).
-
-    xdist 3.8 groups tests by appending the group to each test's id, which pytest 9 no longer
-    lets it change: every test would then be a group of its own and ROS modules would run on
-    both workers at once.  This scheduler reads the group from the test's module instead.
-    """
-    if config.getvalue('dist') != 'loadgroup':
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    root = str(config.rootpath)
-
-    class ModuleGroupScheduling(LoadScopeScheduling):
-        """xdist's scheduling by scope, a test's scope being its module's group."""
-
-        def _split_scope(self, nodeid):
-            return group_of(os.path.join(root, nodeid.split('::')[0]))
-
-    return ModuleGroupScheduling(config, log)
+def pytest_configure(config):
+    """Set this worker's default ROS_DOMAIN_ID (its slice of RNEA_TEST_DOMAINS)."""
+    workerinput = getattr(config, 'workerinput', None)
+    if workerinput is not None:
+        os.environ['PYTEST_XDIST_WORKER'] = workerinput['workerid']
+        os.environ['PYTEST_XDIST_WORKER_COUNT'] = str(workerinput['workercount'])
+    os.environ['ROS_DOMAIN_ID'] = str(ros_domains.pick())

@@ -23,6 +23,7 @@ import os
 import sys
 
 import pytest
+import ros_domains
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, 'benchmarks'))
@@ -38,7 +39,7 @@ def wrong_type_raises():
     from rclpy.parameter import Parameter
     from rnea_ros.node.rnea_node import RneaNode
     context = rclpy.Context()
-    rclpy.init(context=context, domain_id=199)
+    rclpy.init(context=context, domain_id=ros_domains.pick())
     try:
         node = RneaNode(context=context)
         try:
@@ -169,7 +170,8 @@ def test_publishers_environment_keeps_them_off_shared_memory(discovery_range):
     import subprocess
     from bench_soak_parts import transports
     from bench_soak_report import parse_args
-    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE=discovery_range, ROS_DOMAIN_ID='198')
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE=discovery_range,
+               ROS_DOMAIN_ID=str(ros_domains.pick()))
     env.update(transports(parse_args([]).publisher_transports))
     out = subprocess.run([sys.executable, '-c', PARTICIPANT_THREADS], env=env, text=True,
                          capture_output=True, timeout=60, check=True).stdout.split()

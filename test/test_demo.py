@@ -6,7 +6,6 @@ analysis functions are checked on their own below.
 """
 import json
 import os
-import random
 
 import numpy as np
 import pytest
@@ -21,6 +20,7 @@ from rnea_ros.demo.runner import run_demo
 from rnea_ros.demo.story import record_to_bag
 from rnea_ros.sim.sim_launch import DemoScenario
 from rnea_ros.sim.trajectories import ReferenceProfile
+import ros_domains
 
 EXCITATION_S = 10.0
 TRACKING_S = 4.0
@@ -56,7 +56,7 @@ def demo(tmp_path_factory):
     folder = str(tmp_path_factory.mktemp('demo'))
     summary = run_demo(folder, duration=TRACKING_S, gravity_duration=GRAVITY_S,
                        excitation_file=excitation_file(folder), log=lambda *_: None,
-                       scenes=False)
+                       scenes=False, domain_id=ros_domains.pick())
     return summary, folder
 
 
@@ -244,7 +244,7 @@ def test_push_scene_with_real_processes_reads_the_node_observer(tmp_path):
     folder = str(tmp_path)
     scenario = DemoScenario()
     push = scenes.PushScene('panda_link7', start=1.0, run_s=1.6)
-    runner = ProcessRunner(folder, random.randint(40, 99))
+    runner = ProcessRunner(folder, ros_domains.pick())
     monitor = DemoMonitor(int(runner.env['ROS_DOMAIN_ID']))
     phase = Phase('push', 'computed_torque', push.run_s, sim=push.sim_parameters(),
                   rnea=scene_runs.observer_parameters(push, 'off'),

@@ -9,7 +9,6 @@ states with the core's efforts and stops cleanly on SIGINT.
 """
 
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rnea_ros import inverse_dynamics, RobotModel
 from rnea_ros.node.launch_helpers import shipped_urdf_file
+import ros_domains
 from sensor_msgs.msg import JointState
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -48,7 +48,7 @@ sys.exit(rnea_node.main(['rnea_node', '--ros-args', '-p', 'urdf_file:={urdf}']))
 
 def run_python(code):
     """Run ``code`` in a fresh interpreter on a private domain; return the completed process."""
-    env = dict(os.environ, PYTHONPATH=ROOT, ROS_DOMAIN_ID=str(random.randint(201, 230)))
+    env = dict(os.environ, PYTHONPATH=ROOT, ROS_DOMAIN_ID=str(ros_domains.pick()))
     return subprocess.run([sys.executable, '-c', code], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
 
@@ -91,7 +91,7 @@ print('fell back')
 
 def test_node_runs_on_the_fallback_executor_and_answers_with_core_efforts():
     """The rnea node where EventsExecutor is missing: efforts = ID(q, qd, 0); SIGINT exits 0."""
-    domain = random.randint(201, 230)
+    domain = ros_domains.pick()
     urdf = shipped_urdf_file()
     model = RobotModel.from_urdf_file(urdf)
     env = dict(os.environ, PYTHONPATH=ROOT, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED='1')

@@ -23,6 +23,7 @@ from rnea_ros.core.payload import model_with_payload, Payload
 from rnea_ros.feedforward.filler import spline_derivatives, TrajectoryFiller
 from rnea_ros.feedforward.messages import fill_trajectory, seconds
 from robots import urdf_path
+import ros_domains
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 PANDA = urdf_path('panda')
@@ -194,7 +195,7 @@ def test_floating_base_model_is_refused():
 def graph():
     """Return (context, executor, peer) on an isolated domain; shut down after the test."""
     context = rclpy.Context()
-    rclpy.init(context=context, domain_id=random.randint(100, 200))
+    rclpy.init(context=context, domain_id=ros_domains.pick())
     executor = SingleThreadedExecutor(context=context)
     peer = rclpy.create_node(f'peer_{random.randrange(1 << 30)}', context=context)
     executor.add_node(peer)

@@ -4,7 +4,6 @@ Needs control_msgs (a ROS 2 install; not on PyPI): skipped by name where it is m
 controller (an action server in the test) records what it receives and succeeds.
 """
 
-import random
 import time
 
 import numpy as np
@@ -19,6 +18,7 @@ from rclpy.action import ActionClient, ActionServer  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rnea_ros import inverse_dynamics, RobotModel  # noqa: E402
+import ros_domains  # noqa: E402
 from test_feedforward import full_state, motion, PANDA, SHUFFLED, trajectory  # noqa: E402
 
 FollowJointTrajectory = control_msgs_action.FollowJointTrajectory
@@ -27,7 +27,7 @@ FollowJointTrajectory = control_msgs_action.FollowJointTrajectory
 def test_goal_is_filled_forwarded_and_its_result_returned():
     from rnea_ros.feedforward.action_proxy import FollowJointTrajectoryProxy
     context = rclpy.Context()
-    rclpy.init(context=context, domain_id=random.randint(100, 200))
+    rclpy.init(context=context, domain_id=ros_domains.pick())
     executor = SingleThreadedExecutor(context=context)
     received = []
 

@@ -12,6 +12,7 @@ from rnea_ros.analysis.recordings import write_joint_states
 from rnea_ros.core.dynamics import inverse_dynamics
 from rnea_ros.core.model import RobotModel
 from robots import PinocchioOracle, random_state, urdf_path
+import ros_domains
 import yaml
 
 PANDA = urdf_path('panda')
@@ -160,8 +161,7 @@ def test_params_out_reaches_a_namespaced_node(bags, tmp_path, capsys):
     assert 'effort_offset' in values and values['friction_law'] in ('linear', 'tanh')
     ctx = rclpy.Context()
     rclpy.init(context=ctx, args=['--ros-args', '--params-file', str(params), '-r',
-                                  '__ns:=/left'], domain_id=int(os.environ.get('ROS_DOMAIN_ID',
-                                                                               '0')) or 97)
+                                  '__ns:=/left'], domain_id=ros_domains.pick())
     try:
         node = RneaNode(context=ctx)
         assert node.get_namespace() == '/left'

@@ -21,11 +21,12 @@ from rnea_ros import gravity_torques, inverse_dynamics, reaction_wrenches, Robot
 from rnea_ros.node.bookkeeping import topic_token
 from rnea_ros.node.launch_helpers import shipped_urdf_file
 from rnea_ros.sim.sim_launch import default_urdf_file
+import ros_domains
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = ('package.xml', 'setup.py', 'setup.cfg', 'resource', 'rnea_ros', 'launch', 'config',
            'urdf')
-DOMAIN_ID = random.randint(201, 230)
+DOMAIN_ID = ros_domains.pick()
 ARM6_JOINTS = [f'joint{i}' for i in range(1, 7)]
 
 

@@ -1,7 +1,6 @@
 """The mujoco_sim and reference_trajectory nodes, with real rclpy on an isolated domain."""
 import inspect
 import os
-import random
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ from rnea_ros.sim.mujoco_sim import MujocoSimNode, SimulationLoop
 from rnea_ros.sim.reference_trajectory import ReferenceTrajectoryNode
 from rnea_ros.sim.sim_launch import default_urdf_file, PANDA_POSE
 from rnea_ros.sim.trajectories import ReferenceProfile
+import ros_domains
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -29,7 +29,7 @@ ROBOT = RobotModel.from_urdf_file(PANDA)
 def context():
     """Return an rclpy context on a random domain of its own."""
     ctx = rclpy.Context()
-    rclpy.init(context=ctx, domain_id=random.randint(1, 99))
+    rclpy.init(context=ctx, domain_id=ros_domains.pick())
     yield ctx
     rclpy.try_shutdown(context=ctx)
 

@@ -23,6 +23,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rnea_ros import inverse_dynamics, reaction_wrenches, RobotModel
 from rnea_ros.node.rnea_node import RneaNode
+import ros_domains
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool
@@ -34,7 +35,7 @@ ROBOTS = os.path.join(sysconfig.get_paths()['purelib'], 'cmeel.prefix', 'share',
                       'example-robot-data', 'robots')
 PANDA = os.path.join(ROBOTS, 'panda_description', 'urdf', 'panda.urdf')
 ARM = [f'panda_joint{i}' for i in range(1, 8)]
-DOMAIN_ID = random.randint(100, 200)
+DOMAIN_ID = ros_domains.pick()
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 

@@ -33,7 +33,6 @@ wrong-typed value.
 
 import math
 import os
-import random
 import subprocess
 import sys
 import time
@@ -46,9 +45,10 @@ from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.srv import SetParameters, SetParametersAtomically
 import rclpy
 from rclpy.parameter import Parameter
+import ros_domains
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DOMAIN_ID = random.randint(100, 200)
+DOMAIN_ID = ros_domains.pick()
 COUNTS = {}         # node -> {'cases': n, 'killed': k, 'failures': f} (printed)
 TYPE_WORDS = {T.PARAMETER_BOOL: 'bool', T.PARAMETER_INTEGER: 'integer',
               T.PARAMETER_DOUBLE: 'double', T.PARAMETER_STRING: 'string',

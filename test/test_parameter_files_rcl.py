@@ -8,6 +8,7 @@ from rclpy.utilities import remove_ros_args
 from rnea_ros.analysis.output import node_parameters
 from rnea_ros.core.model import RobotModel
 from rnea_ros.demo.processes import ProcessRunner
+import ros_domains
 import yaml
 
 ARM = """<robot name="two">
@@ -52,7 +53,7 @@ def test_identify_parameter_yaml_with_near_zero_fit_values_is_read_by_rcl(tmp_pa
 
 
 def test_demo_process_parameter_files_with_subnormal_values_are_read_by_rcl(tmp_path):
-    runner = ProcessRunner(str(tmp_path), domain_id=0)
+    runner = ProcessRunner(str(tmp_path), domain_id=ros_domains.pick())
     params_file = tmp_path / 'params' / 'node.yaml'
     runner.write_parameters('node', {'friction_coulomb': np.array([0.05, 5e-324, 0.1])})
     _rcl_reads(params_file)

@@ -18,6 +18,7 @@ from rnea_ros.sim.mujoco_model import build_mujoco_model, joint_addresses, Simul
 from rnea_ros.sim.mujoco_sim import MujocoSimNode, SimulationLoop
 from rnea_ros.sim.sim_launch import default_urdf_file, PANDA_POSE
 from rnea_ros.sim.urdf_tools import read_urdf, urdf_joints
+import ros_domains
 
 PANDA = default_urdf_file()
 URDF = read_urdf(PANDA)
@@ -133,7 +134,7 @@ def test_bad_disturbances_are_refused_with_the_reason():
 def test_simulator_node_records_push_and_payload_ground_truth(tmp_path):
     """mujoco_sim's push_* and payload_* parameters act and land in the record."""
     context = rclpy.Context()
-    rclpy.init(context=context, domain_id=97)
+    rclpy.init(context=context, domain_id=ros_domains.pick())
     record = str(tmp_path / 'run.npz')
     try:
         values = {'urdf_file': PANDA, 'initial_positions': POSE.tolist(), 'duration': 0.03,

@@ -4,7 +4,6 @@ A terminal's Ctrl-C reaches ``ros2 launch`` and its children, then launch forwar
 SIGINT, so each process gets two; the second must not interrupt the clean-up either.
 """
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import time
 import pytest
 from rnea_ros.entry_points import import_error_line
 from rnea_ros.node.launch_helpers import shipped_urdf_file
+import ros_domains
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JOINTS = '[joint1,joint2,joint3,joint4,joint5,joint6]'
@@ -30,7 +30,7 @@ def start(program, tmp_path):
     module, *parameters = COMMANDS[program]
     log = tmp_path / f'{program}.log'
     env = dict(os.environ, PYTHONPATH=ROOT, PYTHONUNBUFFERED='1',
-               ROS_DOMAIN_ID=str(random.randint(1, 99)))
+               ROS_DOMAIN_ID=str(ros_domains.pick()))
     with open(log, 'w') as stream:
         process = subprocess.Popen([sys.executable, '-m', module, '--ros-args'] + parameters,
                                    cwd=ROOT, env=env, stdout=stream, stderr=subprocess.STDOUT,

@@ -12,6 +12,7 @@ from rclpy.serialization import deserialize_message, serialize_message
 from rnea_ros import RobotModel
 from rnea_ros.node.bookkeeping import wire
 from robots import urdf_path
+import ros_domains
 from sensor_msgs.msg import JointState
 
 NAME_LISTS = {
@@ -83,7 +84,7 @@ def test_published_bytes_arrive_as_the_message():
     from rclpy.executors import SingleThreadedExecutor
     import time
     context = rclpy.Context()
-    rclpy.init(context=context, domain_id=77)
+    rclpy.init(context=context, domain_id=ros_domains.pick())
     try:
         node = rclpy.create_node('wire_test', context=context)
         got = []
