@@ -273,6 +273,22 @@ def test_computed_torque_law(make, panda):
     np.testing.assert_allclose(out.effort, inverse_dynamics(panda, q, qd, qdd_cmd), rtol=1e-12)
 
 
+def _reference(panda, seed, stamp, q, qd, kp, kd):
+    """Return (a one-point ~/reference of seed ``seed`` stamped ``stamp``, its computed torque).
+
+    The computed-torque command at (``q``, ``qd``) with gains ``kp``, ``kd``; the reference
+    names the first 8 joints, and the mimic joint follows its driver.
+    """
+    q_ref, qd_ref, qdd_ref = _state(panda, seed=seed)
+    msg = JointTrajectory(joint_names=list(panda.joint_names[:8]), points=[JointTrajectoryPoint(
+        positions=list(q_ref[:8]), velocities=list(qd_ref[:8]),
+        accelerations=list(qdd_ref[:8]))])
+    msg.header.stamp = stamp
+    for ref in (q_ref, qd_ref, qdd_ref):
+        ref[8] = ref[7]
+    return msg, inverse_dynamics(panda, q, qd, qdd_ref + kp * (q_ref - q) + kd * (qd_ref - qd))
+
+
 def test_reference_sync_answers_a_joint_state_only_with_the_reference_of_its_stamp(make, panda):
     """With reference_sync the command uses the point of the joint state's stamp.
 
@@ -281,18 +297,9 @@ def test_reference_sync_answers_a_joint_state_only_with_the_reference_of_its_sta
     """
     kp, kd = 100.0, 20.0
     q, qd, _ = _state(panda, seed=4)
-    names = list(panda.joint_names[:8])
 
     def reference(seed, nanosec):
-        q_ref, qd_ref, qdd_ref = _state(panda, seed=seed)
-        msg = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint(
-            positions=list(q_ref[:8]), velocities=list(qd_ref[:8]),
-            accelerations=list(qdd_ref[:8]))])
-        msg.header.stamp = Time(sec=1000, nanosec=nanosec)
-        for ref in (q_ref, qd_ref, qdd_ref):          # the mimic joint follows its driver
-            ref[8] = ref[7]
-        expected = inverse_dynamics(panda, q, qd, qdd_ref + kp * (q_ref - q) + kd * (qd_ref - qd))
-        return msg, expected
+        return _reference(panda, seed, Time(sec=1000, nanosec=nanosec), q, qd, kp, kd)
 
     for sync in (False, True):
         h = make(mode='computed_torque', kp=[kp], kd=[kd], clamp_efforts=False,
@@ -326,21 +333,12 @@ def test_reference_sync_takes_a_point_stamped_0_for_the_point_of_simulated_time_
     """
     kp, kd = 100.0, 20.0
     q, qd, _ = _state(panda, seed=4)
-    names = list(panda.joint_names[:8])
     h = make(mode='computed_torque', kp=[kp], kd=[kd], clamp_efforts=False,
              reference_sync=True)
     h.sec = 0
 
     def reference(seed, nanosec):
-        q_ref, qd_ref, qdd_ref = _state(panda, seed=seed)
-        msg = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint(
-            positions=list(q_ref[:8]), velocities=list(qd_ref[:8]),
-            accelerations=list(qdd_ref[:8]))])
-        msg.header.stamp = Time(sec=0, nanosec=nanosec)
-        for ref in (q_ref, qd_ref, qdd_ref):
-            ref[8] = ref[7]
-        return msg, inverse_dynamics(panda, q, qd,
-                                     qdd_ref + kp * (q_ref - q) + kd * (qd_ref - qd))
+        return _reference(panda, seed, Time(sec=0, nanosec=nanosec), q, qd, kp, kd)
 
     first, _ = reference(5, 0)                        # the point of t = 0
     h.publish('reference', first)
