@@ -104,8 +104,10 @@ PARAMETERS = (
               'time_from_start of points[0]), up to desired_timeout behind the stream. A '
               'header stamp of 0 is time 0 (the first point of a simulated clock); against '
               'joint states stamped on the wall clock it is far behind, so a reference stamped '
-              '0 there is not waited for. For lock-step simulators: the command then never '
-              'uses the reference of the previous step. Off: the newest reference is used.'),
+              '0 there is not waited for; under a simulated clock, a publisher that leaves the '
+              'stamp 0 gets no answers for the first desired_timeout. For lock-step '
+              'simulators: the command then never uses the reference of the previous step. '
+              'Off: the newest reference is used.'),
     ParamSpec('joint_state_timeout', 'double', 0.5,
               'Seconds (steady clock) without joint states after which commands stop and '
               'diagnostics report ERROR.', low=0.001, high=3600.0),
