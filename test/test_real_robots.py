@@ -11,12 +11,14 @@ Kinova leave one out) take about 20 s on two busy cores once numba's kernels are
 2 minutes in a fresh tree that compiles them (the runs are 10 to 25 s long; identify takes 1 to 4
 s a fold), so no subset of folds is needed.
 
-Targets (issue 28): identified <= 1.0 x the nominal URDF on every joint, and <= 1.0 x the
-authors' model on every joint where it counts (it was not fitted on the predicted run).
-:data:`KNOWN_FAILURES` lists the joints today's engine misses (measured); they are expected
-failures (xfail) until the engine meets them, and such a test fails as soon as a listed joint
-meets its target, so that the list is emptied as the engine improves (a strict xfail, per
-joint).  Joints not listed are asserted.
+Targets (issue 28): per arm, identified <= 1.0 x the nominal URDF on every joint, and <= 1.0 x
+the authors' model on every joint where it counts (it was not fitted on the predicted run),
+the RMS pooled over the arm's held-out predictions as the issue measured them
+(:func:`real_robots.pooled_failures`); asserted.  Each fold is also held to the same bound on
+its own, a stricter reading: :data:`KNOWN_FAILURES` lists the joints today's engine misses
+there (measured); they are expected failures (xfail) until the engine meets them, and such a
+test fails as soon as a listed joint meets its target, so that the list is emptied as the
+engine improves (a strict xfail, per joint).  Joints not listed are asserted.
 """
 
 import os
@@ -88,6 +90,16 @@ def test_identified_is_no_worse_than_the_nominal_urdf_on_any_joint(fold_results,
 @pytest.mark.parametrize('fold', AUTHORS_FOLDS, ids=fold_id)
 def test_identified_is_no_worse_than_the_authors_model_on_any_joint(fold_results, fold):
     check_target(fold_results(fold), 'authors')
+
+
+@needs_data
+@pytest.mark.parametrize('robot', list(rr.ROBOTS))
+def test_pooled_over_an_arms_held_out_runs_identified_is_no_worse_on_any_joint(fold_results,
+                                                                               robot):
+    folds = [fold_results(f) for f in rr.FOLDS if f[0] == robot]
+    over = rr.pooled_failures(folds)
+    tables = '\n'.join(line for f in folds for line in f.table())
+    assert not over, f'{robot}: pooled over its held-out runs, over 1.0 x: {over}\n{tables}'
 
 
 @needs_data
@@ -196,6 +208,29 @@ def test_offset_reach_is_the_held_out_error_less_a_training_runs_mean():
         assert run == best and value == pytest.approx(direct[best], rel=1e-12)
     assert rr.Fold('kinova_gen3', (2,), 1, ['a', 'b'], rms, None, 500, mean).offset_reach(0) \
         is None
+
+
+def test_pooled_failures_are_the_rms_of_all_held_out_rows_and_skip_the_authors_own_run():
+    """The pooled RMS is that of the folds' rows concatenated; a run the authors fitted is out."""
+    rng = np.random.default_rng(5)
+    errs = {run: {k: rng.normal(0.0, s, (n, 2)) for k, s in
+                  (('urdf', 1.0), ('identified', 0.9), ('authors', 0.8 + 0.3 * (run == 5)))}
+            for run, n in ((1, 300), (2, 500), (5, 400))}
+    folds = [rr.Fold('kinova_gen3', (), run, ['a', 'b'],
+                     {k: np.sqrt(np.mean(e ** 2, axis=0)) for k, e in err.items()}, None,
+                     err['urdf'].shape[0]) for run, err in errs.items()]
+    assert [f.authors_counted for f in folds] == [True, True, False]
+
+    def direct(key, runs):
+        return np.sqrt(np.mean(np.concatenate([errs[r][key] for r in runs]) ** 2, axis=0))
+    every = rr.pooled(folds)
+    for key in ('urdf', 'identified', 'authors'):
+        np.testing.assert_allclose(every[key], direct(key, (1, 2, 5)), rtol=1e-12)
+    over = {(name, ref): r for _, name, ref, r in rr.pooled_failures(folds)}
+    assert set(over) == {(name, 'authors') for name in 'ab'}      # 0.9 > 0.8; < 1.0 (urdf)
+    for j, name in enumerate('ab'):
+        assert over[name, 'authors'] == pytest.approx(
+            direct('identified', (1, 2))[j] / direct('authors', (1, 2))[j], rel=1e-12)
 
 
 def test_the_harness_finds_identify_options_by_name():
