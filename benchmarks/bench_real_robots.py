@@ -192,8 +192,8 @@ def main(argv=None):
                              "coulomb' (default none: the targets are for the defaults)")
     parser.add_argument('--logger-faults', action='store_true',
                         help='also identify on the training runs as a faultier logger wrote '
-                             'them (repeated rows, stamp jitter) and print the held-out RMS '
-                             "over the stored bags' per joint")
+                             'them (repeated rows, stamp jitter, a raw 1 kHz driver) and print '
+                             "the held-out RMS over the stored bags' per joint")
     parser.add_argument('--plot', metavar='PNG',
                         help="also draw every fold's per-joint RMS of the three models")
     args = parser.parse_args(argv)
